@@ -1,0 +1,322 @@
+/*
+ * rdmig.h - the whole public API of librdmig.
+ *
+ * librdmig speaks version 1 of QEMU's RDMA live-migration wire protocol over
+ * real verbs (libibverbs + librdmacm).  Small control messages are posted
+ * with IBV_SEND_INLINE straight from the caller's memory; larger ones are
+ * copied into a registered buffer.  The bytes on the wire are the same
+ * either way.
+ *
+ * Conventions:
+ *  - Every handle is opaque and comes in a create/destroy pair.
+ *  - Every function that can fail returns 0 or a negative RDMIG_E* code;
+ *    rdmig_strerror() describes a code, and the handle's errmsg function
+ *    says what exactly failed the last time.
+ *  - The library never prints and never exits; it reports through return
+ *    codes and an optional log callback in struct rdmig_opts.
+ *  - Multi-byte values in the public structs are in host byte order; the
+ *    rdmig_encode_* / rdmig_decode_* functions convert to and from the
+ *    big-endian wire format.
+ */
+#ifndef RDMIG_H
+#define RDMIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------- errors -- */
+
+enum rdmig_error {
+	RDMIG_OK = 0,
+	RDMIG_EINVAL = -1,          /* invalid argument or option */
+	RDMIG_ENOMEM = -2,          /* out of memory */
+	RDMIG_ESYS = -3,            /* a system, verbs or rdma_cm call failed */
+	RDMIG_ETIMEDOUT = -4,       /* a wait ran past the configured timeout */
+	RDMIG_EDISCONNECTED = -5,   /* the peer disconnected */
+	RDMIG_EPEER = -6,           /* the peer sent ERROR: it is aborting */
+	RDMIG_EREJECTED = -7,       /* the destination rejected the connection */
+	RDMIG_EVERSION = -8,        /* capability version is not 1 */
+	RDMIG_EMSG_SHORT = -9,      /* fewer bytes than a header */
+	RDMIG_EMSG_LEN = -10,       /* header len above 512 KiB - 16 */
+	RDMIG_EMSG_SIZE = -11,      /* received byte count != 16 + len */
+	RDMIG_EMSG_REPEAT = -12,    /* repeat above 4096 */
+	RDMIG_EMSG_REPEAT_LEN = -13, /* repeat does not match len for the type */
+	RDMIG_EMSG_TYPE = -14,      /* unknown message type */
+	RDMIG_EMSG_UNEXPECTED = -15, /* known type, but not the one expected */
+	RDMIG_ECOMPLETION = -16,    /* a work request completed with an error */
+	RDMIG_ERANGE = -17,         /* a peer's index/offset/length is out of range */
+	RDMIG_ENODEV = -18,         /* no (such) RDMA device */
+	RDMIG_EADDR = -19,          /* address could not be resolved or bound */
+	RDMIG_ESTATE = -20,         /* call not valid in this state */
+	RDMIG_ETOOBIG = -21,        /* message larger than a control buffer */
+	RDMIG_EPROTO = -22,         /* any other protocol violation */
+};
+#define RDMIG_ERROR_MIN RDMIG_EPROTO
+
+/* A fixed description of a code ("unknown error" for unknown codes). */
+const char *rdmig_strerror(int code);
+/* The code's symbolic name, e.g. "RDMIG_EMSG_LEN". */
+const char *rdmig_err_name(int code);
+
+/* ---------------------------------------------------------- wire format -- */
+
+#define RDMIG_CAP_VERSION 1u
+#define RDMIG_CAP_PIN_ALL 0x1u
+#define RDMIG_CAP_KNOWN_FLAGS RDMIG_CAP_PIN_ALL
+
+#define RDMIG_HEADER_SIZE 16u
+#define RDMIG_CAPS_SIZE 8u
+#define RDMIG_REGISTER_SIZE 24u
+#define RDMIG_REGISTER_RESULT_SIZE 16u
+#define RDMIG_COMPRESS_SIZE 24u
+#define RDMIG_DEST_BLOCK_SIZE 32u
+/* The largest message a peer may send: len <= RDMIG_MAX_LEN. */
+#define RDMIG_CONTROL_BUFFER 524288u
+#define RDMIG_MAX_LEN (RDMIG_CONTROL_BUFFER - RDMIG_HEADER_SIZE)
+#define RDMIG_MAX_REPEAT 4096u
+/* QEMU never puts more than this into one QEMU_FILE message. */
+#define RDMIG_MAX_STREAM_CHUNK 32768u
+
+/* Message types: the values are the wire values. */
+enum rdmig_msg_type {
+	RDMIG_MSG_NONE = 0, /* never sent: "expect any" */
+	RDMIG_MSG_ERROR = 1,
+	RDMIG_MSG_READY = 2,
+	RDMIG_MSG_QEMU_FILE = 3,
+	RDMIG_MSG_RAM_BLOCKS_REQUEST = 4,
+	RDMIG_MSG_RAM_BLOCKS_RESULT = 5,
+	RDMIG_MSG_COMPRESS = 6,
+	RDMIG_MSG_REGISTER_REQUEST = 7,
+	RDMIG_MSG_REGISTER_RESULT = 8,
+	RDMIG_MSG_REGISTER_FINISHED = 9,
+	RDMIG_MSG_UNREGISTER_REQUEST = 10,
+	RDMIG_MSG_UNREGISTER_FINISHED = 11,
+};
+#define RDMIG_MSG_TYPE_COUNT 12
+
+/* "REGISTER_REQUEST" etc.; "?" for values out of range. */
+const char *rdmig_msg_type_name(uint32_t type);
+
+/* The capability record exchanged in rdma_cm private data. */
+struct rdmig_caps {
+	uint32_t version;
+	uint32_t flags;
+};
+
+/* A message header. padding is sent as 0 and ignored on receipt. */
+struct rdmig_header {
+	uint32_t len;
+	uint32_t type;
+	uint32_t repeat;
+};
+
+/* Register: a chunk range to register (or, for UNREGISTER, key = chunk). */
+struct rdmig_register {
+	uint64_t key;
+	uint32_t block_index;
+	uint64_t chunks;
+};
+
+/* RegisterResult: host_addr is the destination address of the block start. */
+struct rdmig_register_result {
+	uint32_t rkey;
+	uint64_t host_addr;
+};
+
+/* Compress: zero [offset, offset + length) of a block; value must be 0. */
+struct rdmig_compress {
+	uint32_t value;
+	uint32_t block_index;
+	uint64_t offset;
+	uint64_t length;
+};
+
+/* DestBlock: one destination RAM block, in the source's order. */
+struct rdmig_dest_block {
+	uint64_t remote_host_addr;
+	uint64_t offset;
+	uint64_t length;
+	uint32_t remote_rkey;
+};
+
+void rdmig_encode_header(const struct rdmig_header *h, uint8_t out[RDMIG_HEADER_SIZE]);
+void rdmig_decode_header(const uint8_t in[RDMIG_HEADER_SIZE], struct rdmig_header *h);
+void rdmig_encode_caps(const struct rdmig_caps *c, uint8_t out[RDMIG_CAPS_SIZE]);
+void rdmig_decode_caps(const uint8_t in[RDMIG_CAPS_SIZE], struct rdmig_caps *c);
+void rdmig_encode_register(const struct rdmig_register *r, uint8_t out[RDMIG_REGISTER_SIZE]);
+void rdmig_decode_register(const uint8_t in[RDMIG_REGISTER_SIZE], struct rdmig_register *r);
+void rdmig_encode_register_result(const struct rdmig_register_result *r,
+				  uint8_t out[RDMIG_REGISTER_RESULT_SIZE]);
+void rdmig_decode_register_result(const uint8_t in[RDMIG_REGISTER_RESULT_SIZE],
+				  struct rdmig_register_result *r);
+void rdmig_encode_compress(const struct rdmig_compress *c, uint8_t out[RDMIG_COMPRESS_SIZE]);
+void rdmig_decode_compress(const uint8_t in[RDMIG_COMPRESS_SIZE], struct rdmig_compress *c);
+void rdmig_encode_dest_block(const struct rdmig_dest_block *b, uint8_t out[RDMIG_DEST_BLOCK_SIZE]);
+void rdmig_decode_dest_block(const uint8_t in[RDMIG_DEST_BLOCK_SIZE], struct rdmig_dest_block *b);
+
+/*
+ * A received or to-be-sent control message.  payload points at `len` bytes
+ * in wire format (records already encoded).  For a received message it
+ * points into the connection's receive buffer and stays valid until the
+ * next call that receives on the same connection.
+ */
+struct rdmig_msg {
+	uint32_t type;
+	uint32_t repeat;
+	uint32_t len;
+	const void *payload;
+};
+
+/*
+ * Validate a received message (header + payload, `size` bytes as the
+ * completion reported them) like a careful peer: len bound, size == 16 + len,
+ * repeat bound, repeat consistent with len for typed payloads, known type,
+ * and type == expect unless expect is RDMIG_MSG_NONE (ERROR always yields
+ * RDMIG_EPEER).  On success *out describes the message (payload points into
+ * buf).  On failure returns the code and, when why != NULL, writes a message
+ * naming the field and its value.
+ */
+int rdmig_msg_parse(const void *buf, size_t size, uint32_t expect, struct rdmig_msg *out,
+		    char *why, size_t why_len);
+
+/* --------------------------------------------------------------- options -- */
+
+enum rdmig_log_level { RDMIG_LOG_ERROR = 0, RDMIG_LOG_INFO = 1, RDMIG_LOG_DEBUG = 2 };
+typedef void (*rdmig_log_fn)(void *ctx, int level, const char *msg);
+
+/* Inline request: RDMIG_INLINE_AUTO walks the ladder 40, 32, 16, 0. */
+#define RDMIG_INLINE_AUTO (-1)
+/* What AUTO asks first: a header plus the largest fixed payload. */
+#define RDMIG_INLINE_WANTED (RDMIG_HEADER_SIZE + RDMIG_REGISTER_SIZE)
+
+struct rdmig_opts {
+	size_t size;          /* sizeof(struct rdmig_opts); set by rdmig_opts_init */
+	int inline_request;   /* RDMIG_INLINE_AUTO, 0 (always copy), or N bytes */
+	bool pin_all;         /* source: ask for PIN_ALL; destination: allow it */
+	int backlog;          /* listener backlog (default 128) */
+	int timeout_ms;       /* limit of every wait (default 60000) */
+	uint32_t max_send_wr; /* send queue depth (default 512, as QEMU) */
+	uint32_t cap_version; /* capability version to send (tests only; default 1) */
+	rdmig_log_fn log;     /* optional; called from the calling thread */
+	void *log_ctx;
+	int log_level;        /* highest level passed to log (default INFO) */
+};
+
+void rdmig_opts_init(struct rdmig_opts *opts);
+
+/* -------------------------------------------------------- the inline QP -- */
+
+/* How the inline size of a QP was settled. */
+struct rdmig_inline_info {
+	uint32_t asked;        /* the first request of the ladder */
+	uint32_t granted;      /* min(request that succeeded, written back) */
+	uint32_t tries;        /* QP creations attempted */
+	uint32_t written_back; /* cap.max_inline_data after the successful create */
+};
+
+/* --------------------------------------------------------- connections -- */
+
+struct rdmig_listener;
+struct rdmig_conn;
+
+/*
+ * Destination side.  rdmig_listener_create never fails except on memory;
+ * rdmig_listen binds every address that host (NULL or "" = any) resolves to
+ * and listens; rdmig_accept waits (opts.timeout_ms, or forever when
+ * timeout_ms <= 0) for one source, checks its capabilities, creates the QP and
+ * accepts.  The accepted connection is a new handle.
+ */
+int rdmig_listener_create(const struct rdmig_opts *opts, struct rdmig_listener **out);
+int rdmig_listen(struct rdmig_listener *l, const char *host, const char *port);
+/* The port actually bound (useful with port "0"); 0 before rdmig_listen. */
+uint16_t rdmig_listener_port(const struct rdmig_listener *l);
+int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out);
+const char *rdmig_listener_errmsg(const struct rdmig_listener *l);
+void rdmig_listener_destroy(struct rdmig_listener *l);
+
+/* Source side: create, then connect to host:port (every resolved address). */
+int rdmig_conn_create(const struct rdmig_opts *opts, struct rdmig_conn **out);
+int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port);
+/* Disconnects (if connected) and frees everything.  NULL is fine. */
+void rdmig_conn_destroy(struct rdmig_conn *c);
+const char *rdmig_conn_errmsg(const struct rdmig_conn *c);
+
+/* The negotiated capabilities (flags = what both sides agreed to). */
+void rdmig_conn_caps(const struct rdmig_conn *c, struct rdmig_caps *caps);
+void rdmig_conn_inline(const struct rdmig_conn *c, struct rdmig_inline_info *info);
+/* The RDMA device the connection runs on ("rxe0"...). */
+const char *rdmig_conn_device(const struct rdmig_conn *c);
+
+/* ------------------------------------------------- control messages (READY flow) -- */
+
+/*
+ * The credit flow of the protocol (stop-and-wait):
+ *  rdmig_send:    wait for the peer's READY if one is owed, then send msg.
+ *  rdmig_request: like rdmig_send, and wait for a reply of type reply_type
+ *                 (the reply comes without READY).
+ *  rdmig_recv:    send READY, then wait for one message of type expect
+ *                 (RDMIG_MSG_NONE = any type).
+ *  rdmig_reply:   send a reply directly, without waiting for READY.
+ * A message whose 16 + len fits the granted inline size goes inline, with
+ * no copy; any other is copied into the registered send buffer.
+ * A received ERROR returns RDMIG_EPEER.
+ */
+int rdmig_send(struct rdmig_conn *c, const struct rdmig_msg *msg);
+int rdmig_request(struct rdmig_conn *c, const struct rdmig_msg *msg, uint32_t reply_type,
+		  struct rdmig_msg *reply);
+int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out);
+int rdmig_reply(struct rdmig_conn *c, const struct rdmig_msg *msg);
+/* Best effort: tell the peer we abort (an ERROR message), ignoring credits. */
+int rdmig_send_error(struct rdmig_conn *c);
+
+/* Counters of one connection, per message type (index = wire type). */
+struct rdmig_counters {
+	uint64_t sent[RDMIG_MSG_TYPE_COUNT];
+	uint64_t sent_inline[RDMIG_MSG_TYPE_COUNT];
+	uint64_t sent_copied[RDMIG_MSG_TYPE_COUNT];
+	uint64_t received[RDMIG_MSG_TYPE_COUNT];
+	uint64_t bytes_inline; /* header + payload bytes posted inline */
+	uint64_t bytes_copied; /* header + payload bytes copied and posted */
+	uint64_t bytes_received;
+};
+void rdmig_conn_counters(const struct rdmig_conn *c, struct rdmig_counters *out);
+
+/* ------------------------------------------------------------------ probe -- */
+
+/* One QP creation with a fixed inline request (no ladder). */
+struct rdmig_probe_row {
+	uint32_t requested;
+	int result;             /* 0, or the positive errno of the failed create */
+	uint32_t written_back;  /* cap.max_inline_data written back */
+	uint32_t send_sge_back; /* cap.max_send_sge written back */
+};
+
+#define RDMIG_PROBE_SIZES 10
+struct rdmig_probe_report {
+	char device[64];
+	uint32_t max_send_wr, max_send_sge; /* the caps the ladder used */
+	int ladder_result;                  /* 0 or a negative RDMIG_E* code */
+	struct rdmig_inline_info ladder;    /* outcome of the ladder */
+	struct rdmig_probe_row rows[RDMIG_PROBE_SIZES]; /* 0,16,...,1024 */
+};
+
+/*
+ * For the named device (NULL: every device), create QPs through the inline
+ * ladder of opts->inline_request with the transport's real caps, and once per
+ * request size 0, 16, 32, 40, 64, 80, 128, 256, 512, 1024.  *out is an array
+ * of *count reports, freed with rdmig_probe_free.  errbuf (may be NULL)
+ * receives a message on failure.
+ */
+int rdmig_probe(const char *device, const struct rdmig_opts *opts,
+		struct rdmig_probe_report **out, size_t *count, char *errbuf, size_t errlen);
+void rdmig_probe_free(struct rdmig_probe_report *reports);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RDMIG_H */

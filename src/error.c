@@ -1,0 +1,56 @@
+/* error.c - the one table behind rdmig_strerror() and rdmig_err_name(). */
+#include "rdmig.h"
+
+struct error_entry {
+	int code;
+	const char *name;
+	const char *text;
+};
+
+#define E(code, text) {code, #code, text}
+static const struct error_entry error_table[] = {
+	E(RDMIG_OK, "success"),
+	E(RDMIG_EINVAL, "invalid argument"),
+	E(RDMIG_ENOMEM, "out of memory"),
+	E(RDMIG_ESYS, "a system, verbs or rdma_cm call failed"),
+	E(RDMIG_ETIMEDOUT, "timed out waiting for the peer"),
+	E(RDMIG_EDISCONNECTED, "the peer disconnected"),
+	E(RDMIG_EPEER, "the peer reported an error and is aborting"),
+	E(RDMIG_EREJECTED, "the destination rejected the connection"),
+	E(RDMIG_EVERSION, "unsupported capability version"),
+	E(RDMIG_EMSG_SHORT, "message shorter than its header"),
+	E(RDMIG_EMSG_LEN, "message length above the protocol limit"),
+	E(RDMIG_EMSG_SIZE, "received size differs from header + len"),
+	E(RDMIG_EMSG_REPEAT, "repeat count above the protocol limit"),
+	E(RDMIG_EMSG_REPEAT_LEN, "repeat count does not match the payload length"),
+	E(RDMIG_EMSG_TYPE, "unknown message type"),
+	E(RDMIG_EMSG_UNEXPECTED, "unexpected message type"),
+	E(RDMIG_ECOMPLETION, "a work request completed with an error"),
+	E(RDMIG_ERANGE, "index, offset or length out of range"),
+	E(RDMIG_ENODEV, "no such RDMA device"),
+	E(RDMIG_EADDR, "address could not be resolved or bound"),
+	E(RDMIG_ESTATE, "operation not valid in this state"),
+	E(RDMIG_ETOOBIG, "message larger than a control buffer"),
+	E(RDMIG_EPROTO, "protocol violation"),
+};
+#undef E
+
+static const struct error_entry *find_error(int code)
+{
+	for (size_t i = 0; i < sizeof(error_table) / sizeof(error_table[0]); i++)
+		if (error_table[i].code == code)
+			return &error_table[i];
+	return NULL;
+}
+
+const char *rdmig_strerror(int code)
+{
+	const struct error_entry *e = find_error(code);
+	return e ? e->text : "unknown error";
+}
+
+const char *rdmig_err_name(int code)
+{
+	const struct error_entry *e = find_error(code);
+	return e ? e->name : "RDMIG_E?";
+}
