@@ -199,7 +199,8 @@ struct rdmig_opts {
 	int inline_request;   /* RDMIG_INLINE_AUTO, 0 (always copy), or N bytes */
 	bool pin_all;         /* source: ask for PIN_ALL; destination: allow it */
 	int backlog;          /* listener backlog (default 128) */
-	int timeout_ms;       /* limit of every wait (default 60000) */
+	int timeout_ms;       /* limit of every wait (default 60000; <= 0: none) */
+	int accept_timeout_ms; /* limit of rdmig_accept (default 0: wait forever) */
 	uint32_t max_send_wr; /* send queue depth (default 512, as QEMU) */
 	uint32_t cap_version; /* capability version to send (tests only; default 1) */
 	rdmig_log_fn log;     /* optional; called from the calling thread */
@@ -227,8 +228,8 @@ struct rdmig_conn;
 /*
  * Destination side.  rdmig_listener_create never fails except on memory;
  * rdmig_listen binds every address that host (NULL or "" = any) resolves to
- * and listens; rdmig_accept waits (opts.timeout_ms, or forever when
- * timeout_ms <= 0) for one source, checks its capabilities, creates the QP and
+ * and listens; rdmig_accept waits (opts.accept_timeout_ms, or forever when
+ * it is <= 0) for one source, checks its capabilities, creates the QP and
  * accepts.  The accepted connection is a new handle.
  */
 int rdmig_listener_create(const struct rdmig_opts *opts, struct rdmig_listener **out);
@@ -239,7 +240,9 @@ int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out);
 const char *rdmig_listener_errmsg(const struct rdmig_listener *l);
 void rdmig_listener_destroy(struct rdmig_listener *l);
 
-/* Source side: create, then connect to host:port (every resolved address). */
+/* Source side: create, then connect to host:port (every resolved address).
+ * With invalid options, create still returns the handle (read its errmsg,
+ * then destroy it) together with the error code; likewise for listeners. */
 int rdmig_conn_create(const struct rdmig_opts *opts, struct rdmig_conn **out);
 int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port);
 /* Disconnects (if connected) and frees everything.  NULL is fine. */

@@ -1,0 +1,314 @@
+/*
+ * channel.c - control messages and the READY credit flow.
+ *
+ * The send path is the reason rdmig exists: a message whose header plus
+ * payload fits the QP's granted inline size is posted with IBV_SEND_INLINE
+ * from two SGEs, one at a network-order header on the stack and one at the
+ * caller's payload.  The provider copies both at post time, so there is no
+ * memcpy of ours, no registered memory and no lkey.  Anything larger is
+ * copied into SLOT_SEND and posted from there.  The receiver sees the same
+ * bytes either way.
+ */
+#include <errno.h>
+#include <string.h>
+#include "completion.h"
+#include "wrid.h"
+
+static bool recv_done(const struct rdmig_conn *c, const void *arg)
+{
+	const enum conn_slot *slot = arg;
+	return c->recv[*slot].done;
+}
+
+static bool send_buf_free(const struct rdmig_conn *c, const void *arg)
+{
+	return !c->send_buf_busy;
+}
+
+static bool sq_has_room(const struct rdmig_conn *c, const void *arg)
+{
+	return c->sq_outstanding < c->opts.max_send_wr;
+}
+
+int conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)conn_slot_buf(c, slot),
+		.length = RDMIG_CONTROL_BUFFER,
+		.lkey = c->buf_mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = wrid_make(slot == SLOT_READY ? WRID_RECV_READY : WRID_RECV_DATA, 0, 0),
+		.sg_list = &sge,
+		.num_sge = 1,
+	}, *bad;
+	int err;
+
+	if (c->recv[slot].posted)
+		return 0;
+	err = verbs_errno(ibv_post_recv(c->id->qp, &wr, &bad));
+	if (err)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_post_recv (%s slot): %s",
+				   slot == SLOT_READY ? "READY" : "DATA", strerror(err));
+	c->recv[slot].posted = true;
+	c->recv[slot].done = false;
+	return 0;
+}
+
+static int check_outgoing(struct rdmig_conn *c, const struct rdmig_msg *m)
+{
+	if (!m || m->type == RDMIG_MSG_NONE || m->type >= RDMIG_MSG_TYPE_COUNT)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
+				   "cannot send message type %u", m ? m->type : 0);
+	if (m->len > RDMIG_MAX_LEN)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ETOOBIG,
+				   "%s payload of %u bytes exceeds the protocol limit of %u",
+				   rdmig_msg_type_name(m->type), m->len, RDMIG_MAX_LEN);
+	if (m->len && !m->payload)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
+				   "%s with len %u but no payload", rdmig_msg_type_name(m->type),
+				   m->len);
+	if (!c->established || c->disconnected)
+		return rdmig__fail(&c->opts, c->errmsg, c->disconnected ? RDMIG_EDISCONNECTED
+									: RDMIG_ESTATE,
+				   "cannot send %s: the connection is %s",
+				   rdmig_msg_type_name(m->type),
+				   c->disconnected ? "closed by the peer" : "not established");
+	return 0;
+}
+
+/* Fill sge[] for an inline send: header on the caller's stack, payload in
+ * place.  Returns the SGE count. */
+static int inline_sges(struct ibv_sge sge[2], const uint8_t *hdr, const struct rdmig_msg *m)
+{
+	sge[0] = (struct ibv_sge){.addr = (uintptr_t)hdr, .length = RDMIG_HEADER_SIZE};
+	if (!m->len)
+		return 1;
+	sge[1] = (struct ibv_sge){.addr = (uintptr_t)m->payload, .length = m->len};
+	return 2;
+}
+
+/* Copy header + payload into SLOT_SEND, once its previous send completed. */
+static int copy_sge(struct rdmig_conn *c, struct ibv_sge *sge, const uint8_t *hdr,
+		    const struct rdmig_msg *m)
+{
+	uint8_t *buf = conn_slot_buf(c, SLOT_SEND);
+	int ret = c->send_buf_busy ? conn_wait(c, send_buf_free, NULL, "the send buffer") : 0;
+
+	if (ret)
+		return ret;
+	memcpy(buf, hdr, RDMIG_HEADER_SIZE);
+	if (m->len)
+		memcpy(buf + RDMIG_HEADER_SIZE, m->payload, m->len);
+	*sge = (struct ibv_sge){
+		.addr = (uintptr_t)buf,
+		.length = RDMIG_HEADER_SIZE + m->len,
+		.lkey = c->buf_mr->lkey,
+	};
+	return 0;
+}
+
+static void count_sent(struct rdmig_conn *c, uint32_t type, bool inl, uint32_t bytes)
+{
+	c->counters.sent[type]++;
+	if (inl) {
+		c->counters.sent_inline[type]++;
+		c->counters.bytes_inline += bytes;
+	} else {
+		c->counters.sent_copied[type]++;
+		c->counters.bytes_copied += bytes;
+	}
+}
+
+/* Post one control message (no credit logic).  Every control send is
+ * signaled so the send queue never fills with unreaped WQEs, but only a
+ * copied send has to complete before the next copy reuses the buffer. */
+static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
+{
+	uint8_t hdr[RDMIG_HEADER_SIZE];
+	struct rdmig_header h = {.len = m->len, .type = m->type, .repeat = m->repeat};
+	uint32_t bytes = RDMIG_HEADER_SIZE + m->len;
+	bool inl = bytes <= c->inl.granted;
+	struct ibv_sge sge[2];
+	struct ibv_send_wr wr = {.opcode = IBV_WR_SEND, .sg_list = sge}, *bad;
+	int ret = check_outgoing(c, m);
+
+	if (!ret && c->sq_outstanding >= c->opts.max_send_wr)
+		ret = conn_wait(c, sq_has_room, NULL, "room in the send queue");
+	if (ret)
+		return ret;
+	rdmig_encode_header(&h, hdr);
+	if (inl) {
+		wr.num_sge = inline_sges(sge, hdr, m);
+		wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+		wr.wr_id = wrid_make(WRID_SEND_INLINE, 0, 0);
+	} else {
+		ret = copy_sge(c, sge, hdr, m);
+		if (ret)
+			return ret;
+		wr.num_sge = 1;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr_id = wrid_make(WRID_SEND_COPY, 0, 0);
+	}
+	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
+	if (ret)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_post_send (%s, %u bytes, %s): %s",
+				   rdmig_msg_type_name(m->type), bytes, inl ? "inline" : "copied",
+				   strerror(ret));
+	c->sq_outstanding++;
+	c->send_buf_busy |= !inl;
+	count_sent(c, m->type, inl, bytes);
+	return 0;
+}
+
+/* Wait for the message in slot, validate it and describe it in *out. */
+static int take_message(struct rdmig_conn *c, enum conn_slot slot, uint32_t expect,
+			struct rdmig_msg *out, const char *what)
+{
+	char why[256];
+	struct rdmig_msg m;
+	int ret = conn_wait(c, recv_done, &slot, what);
+
+	if (ret)
+		return ret;
+	c->recv[slot].done = false;
+	c->counters.bytes_received += c->recv[slot].byte_len;
+	ret = rdmig_msg_parse(conn_slot_buf(c, slot), c->recv[slot].byte_len, expect, &m, why,
+			      sizeof(why));
+	if (ret == RDMIG_EPEER) {
+		c->counters.received[RDMIG_MSG_ERROR]++;
+		return rdmig__fail(&c->opts, c->errmsg, ret,
+				   "the peer sent ERROR while we waited for %s", what);
+	}
+	if (ret)
+		return rdmig__fail(&c->opts, c->errmsg, ret, "bad message while waiting for %s: %s",
+				   what, why);
+	c->counters.received[m.type]++;
+	if (out)
+		*out = m;
+	return 0;
+}
+
+/* QEMU's exchange_send: consume the owed READY, post the receives the
+ * peer's next messages need (the DATA slot first: RC consumes receives in
+ * posting order, and the reply comes before the next READY), send, and
+ * wait for the reply if one is expected. */
+static int exchange_send(struct rdmig_conn *c, const struct rdmig_msg *m, uint32_t reply_type,
+			 struct rdmig_msg *reply)
+{
+	int ret = check_outgoing(c, m);
+
+	if (!ret && c->ready_owed)
+		ret = take_message(c, SLOT_READY, RDMIG_MSG_READY, NULL, "the peer's READY");
+	if (!ret && reply)
+		ret = conn_post_recv(c, SLOT_DATA);
+	if (!ret)
+		ret = conn_post_recv(c, SLOT_READY);
+	if (!ret)
+		ret = post_control(c, m);
+	if (ret)
+		return ret;
+	c->ready_owed = true;
+	if (!reply)
+		return 0;
+	return take_message(c, SLOT_DATA, reply_type, reply, rdmig_msg_type_name(reply_type));
+}
+
+int rdmig_send(struct rdmig_conn *c, const struct rdmig_msg *msg)
+{
+	return exchange_send(c, msg, RDMIG_MSG_NONE, NULL);
+}
+
+int rdmig_request(struct rdmig_conn *c, const struct rdmig_msg *msg, uint32_t reply_type,
+		  struct rdmig_msg *reply)
+{
+	if (!reply || reply_type == RDMIG_MSG_NONE || reply_type >= RDMIG_MSG_TYPE_COUNT)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
+				   "a request needs a reply type and a place for the reply");
+	return exchange_send(c, msg, reply_type, reply);
+}
+
+/* QEMU's exchange_recv: give the peer a credit, take its message, and put
+ * the receive back (safe at once: the peer sends nothing before our next
+ * READY, so the message stays intact until then). */
+int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
+{
+	static const struct rdmig_msg ready = {.type = RDMIG_MSG_READY, .repeat = 1};
+	int ret;
+
+	if (expect >= RDMIG_MSG_TYPE_COUNT)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL, "cannot expect type %u",
+				   expect);
+	ret = conn_post_recv(c, SLOT_READY);
+	if (!ret)
+		ret = post_control(c, &ready);
+	if (!ret)
+		ret = take_message(c, SLOT_READY, expect, out,
+				   expect ? rdmig_msg_type_name(expect) : "the next message");
+	if (!ret)
+		ret = conn_post_recv(c, SLOT_READY);
+	return ret;
+}
+
+int rdmig_reply(struct rdmig_conn *c, const struct rdmig_msg *msg)
+{
+	return post_control(c, msg);
+}
+
+static bool sends_done(const struct rdmig_conn *c, const void *arg)
+{
+	return c->sq_outstanding == 0;
+}
+
+int conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
+{
+	int saved_timeout = c->opts.timeout_ms;
+	int ret;
+
+	if (!c->established || c->disconnected || !c->sq_outstanding)
+		return 0;
+	c->opts.timeout_ms = timeout_ms;
+	ret = conn_wait(c, sends_done, NULL, "the last sends to complete");
+	c->opts.timeout_ms = saved_timeout;
+	return ret;
+}
+
+/* Wait at most timeout_ms for the owed READY; false when it did not come. */
+static bool take_owed_ready(struct rdmig_conn *c, int timeout_ms)
+{
+	int saved_timeout = c->opts.timeout_ms;
+	int ret;
+
+	c->opts.timeout_ms = timeout_ms;
+	ret = take_message(c, SLOT_READY, RDMIG_MSG_READY, NULL, "the peer's READY");
+	c->opts.timeout_ms = saved_timeout;
+	if (!ret)
+		c->ready_owed = false;
+	return ret == 0;
+}
+
+int rdmig_send_error(struct rdmig_conn *c)
+{
+	static const struct rdmig_msg error = {.type = RDMIG_MSG_ERROR, .repeat = 1};
+	char saved[RDMIG_ERRMSG_SIZE];
+	int ret;
+
+	/* Best effort, and it must not replace the error that made us abort.
+	 * When a READY is owed, take it first if it comes soon: it proves the
+	 * peer has a receive posted.  An ERROR arriving with none posted is
+	 * fatal to the connection on iWARP, and the peer would see a flush
+	 * instead of the ERROR. */
+	memcpy(saved, c->errmsg, sizeof(saved));
+	if (c->ready_owed && !c->disconnected)
+		take_owed_ready(c, 1000);
+	ret = post_control(c, &error);
+	if (!ret)
+		ret = conn_flush_sends(c, 1000);
+	memcpy(c->errmsg, saved, sizeof(saved));
+	return ret;
+}
+
+void rdmig_conn_counters(const struct rdmig_conn *c, struct rdmig_counters *out)
+{
+	*out = c->counters;
+}

@@ -1,0 +1,221 @@
+/* completion.c - completion dispatch and the one wait loop of the library. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "completion.h"
+#include "wrid.h"
+
+#define REAP_BATCH 32
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *wrid_kind_name(enum wrid_kind k)
+{
+	switch (k) {
+	case WRID_SEND_COPY: return "control send (copied)";
+	case WRID_SEND_INLINE: return "control send (inline)";
+	case WRID_RECV_READY: return "control receive (READY slot)";
+	case WRID_RECV_DATA: return "control receive (DATA slot)";
+	case WRID_WRITE: return "RDMA write";
+	}
+	return "unknown work request";
+}
+
+/*
+ * A flush after the peer went away is a disconnect, not a local bug: note
+ * it and go on reaping, because a message that completed before it (an
+ * ERROR, say) must still be seen.  Any other failure is an error at once.
+ */
+static int completion_failed(struct rdmig_conn *c, const struct ibv_wc *wc)
+{
+	enum wrid_kind k = wrid_kind(wc->wr_id);
+
+	if (wc->status == IBV_WC_WR_FLUSH_ERR || wc->status == IBV_WC_RETRY_EXC_ERR) {
+		if (!c->disconnected)
+			snprintf(c->disconnect_reason, sizeof(c->disconnect_reason), "%s failed: %s",
+				 wrid_kind_name(k), ibv_wc_status_str(wc->status));
+		c->disconnected = true;
+		return 0;
+	}
+	if (k == WRID_WRITE)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ECOMPLETION,
+				   "RDMA write of block %u chunk %u failed: %s (vendor error 0x%x)",
+				   wrid_block(wc->wr_id), wrid_chunk(wc->wr_id),
+				   ibv_wc_status_str(wc->status), wc->vendor_err);
+	return rdmig__fail(&c->opts, c->errmsg, RDMIG_ECOMPLETION, "%s failed: %s (vendor error 0x%x)",
+			   wrid_kind_name(k), ibv_wc_status_str(wc->status), wc->vendor_err);
+}
+
+static void dispatch_send(struct rdmig_conn *c, enum wrid_kind k)
+{
+	if (c->sq_outstanding)
+		c->sq_outstanding--;
+	if (k == WRID_SEND_COPY)
+		c->send_buf_busy = false;
+}
+
+static void dispatch_recv(struct rdmig_conn *c, enum conn_slot slot, uint32_t byte_len)
+{
+	c->recv[slot].posted = false;
+	c->recv[slot].done = true;
+	c->recv[slot].byte_len = byte_len;
+}
+
+static int dispatch(struct rdmig_conn *c, const struct ibv_wc *wc)
+{
+	enum wrid_kind k = wrid_kind(wc->wr_id);
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		/* a failed send will never complete: it no longer occupies the queue */
+		if (k == WRID_SEND_COPY || k == WRID_SEND_INLINE || k == WRID_WRITE)
+			dispatch_send(c, k);
+		return completion_failed(c, wc);
+	}
+	switch (k) {
+	case WRID_SEND_COPY:
+	case WRID_SEND_INLINE:
+	case WRID_WRITE:
+		dispatch_send(c, k);
+		return 0;
+	case WRID_RECV_READY:
+		dispatch_recv(c, SLOT_READY, wc->byte_len);
+		return 0;
+	case WRID_RECV_DATA:
+		dispatch_recv(c, SLOT_DATA, wc->byte_len);
+		return 0;
+	}
+	return rdmig__fail(&c->opts, c->errmsg, RDMIG_EPROTO,
+			   "completion with unknown work-request id 0x%llx",
+			   (unsigned long long)wc->wr_id);
+}
+
+static int reap_cq(struct rdmig_conn *c, struct ibv_cq *cq)
+{
+	struct ibv_wc wc[REAP_BATCH];
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, REAP_BATCH, wc);
+		if (n < 0)
+			return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_poll_cq failed (%d)",
+					   n);
+		for (int i = 0; i < n; i++) {
+			int ret = dispatch(c, &wc[i]);
+			if (ret)
+				return ret;
+		}
+	} while (n == REAP_BATCH);
+	return 0;
+}
+
+int conn_reap(struct rdmig_conn *c)
+{
+	int ret = reap_cq(c, c->recv_cq);
+	return ret ? ret : reap_cq(c, c->send_cq);
+}
+
+static int arm_cqs(struct rdmig_conn *c)
+{
+	int err = verbs_errno(ibv_req_notify_cq(c->send_cq, 0));
+	if (!err)
+		err = verbs_errno(ibv_req_notify_cq(c->recv_cq, 0));
+	if (err)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_req_notify_cq: %s",
+				   strerror(err));
+	return 0;
+}
+
+/* Consume (and acknowledge) a completion-channel event, if any. */
+static void drain_channel(struct ibv_comp_channel *cc)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+
+	while (ibv_get_cq_event(cc, &cq, &ctx) == 0)
+		ibv_ack_cq_events(cq, 1);
+}
+
+/* A CM event on an established connection can only be bad news. */
+static int handle_cm_event(struct rdmig_conn *c)
+{
+	struct rdma_cm_event *ev;
+	enum rdma_cm_event_type type;
+
+	if (rdma_get_cm_event(c->ec, &ev))
+		return errno == EAGAIN ? 0 : rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+							 "rdma_get_cm_event: %s", strerror(errno));
+	type = ev->event;
+	rdma_ack_cm_event(ev);
+	switch (type) {
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		if (!c->disconnected)
+			snprintf(c->disconnect_reason, sizeof(c->disconnect_reason), "%s",
+				 rdma_event_str(type));
+		c->disconnected = true;
+		return 0;
+	default:
+		rdmig__log(&c->opts, RDMIG_LOG_DEBUG, "ignored rdma_cm event %s",
+			   rdma_event_str(type));
+		return 0;
+	}
+}
+
+static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
+{
+	struct pollfd fds[3] = {
+		{.fd = c->send_cc->fd, .events = POLLIN},
+		{.fd = c->recv_cc->fd, .events = POLLIN},
+		{.fd = c->ec->fd, .events = POLLIN},
+	};
+	int n = poll(fds, 3, timeout_ms);
+
+	if (n < 0)
+		return errno == EINTR ? 0 : rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+							 "poll: %s", strerror(errno));
+	if (fds[0].revents)
+		drain_channel(c->send_cc);
+	if (fds[1].revents)
+		drain_channel(c->recv_cc);
+	if (fds[2].revents)
+		return handle_cm_event(c);
+	return 0;
+}
+
+int conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what)
+{
+	int64_t deadline = c->opts.timeout_ms > 0 ? now_ms() + c->opts.timeout_ms : INT64_MAX;
+	int ret;
+
+	for (;;) {
+		ret = conn_reap(c);
+		if (ret || cond(c, arg))
+			return ret;
+		if (c->disconnected)
+			return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
+					   "the peer disconnected while we waited for %s%s%s", what,
+					   c->disconnect_reason[0] ? ": " : "", c->disconnect_reason);
+		/* Arm, then look once more: a completion may have slipped in between. */
+		ret = arm_cqs(c);
+		if (!ret)
+			ret = conn_reap(c);
+		if (ret || cond(c, arg))
+			return ret;
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return rdmig__fail(&c->opts, c->errmsg, RDMIG_ETIMEDOUT,
+					   "timed out after %d ms waiting for %s", c->opts.timeout_ms,
+					   what);
+		ret = sleep_for_events(c, left > 1000000 ? 1000000 : (int)left);
+		if (ret)
+			return ret;
+	}
+}

@@ -1,0 +1,24 @@
+/*
+ * completion.h - reaping completions and waiting for a condition.
+ *
+ * Every wait of the library goes through conn_wait(): it polls both CQs,
+ * dispatches each completion by its work-request id (wrid.h), and when the
+ * condition is still false arms the CQs and sleeps in poll(2) on the two
+ * completion channels and the connection's rdma_cm channel, so that a
+ * DISCONNECTED event or the timeout ends the wait instead of a hang.
+ */
+#ifndef RDMIG_COMPLETION_H
+#define RDMIG_COMPLETION_H
+
+#include <stdbool.h>
+#include "conn.h"
+
+typedef bool (*conn_cond_fn)(const struct rdmig_conn *c, const void *arg);
+
+/* Wait until cond(c, arg) holds.  what names the wait in error messages. */
+int conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what);
+
+/* Reap whatever completions are there, without sleeping. */
+int conn_reap(struct rdmig_conn *c);
+
+#endif

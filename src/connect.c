@@ -1,0 +1,253 @@
+/*
+ * connect.c - the source side of a connection, and what every connection
+ * has: destroy and the accessors.
+ *
+ * Connecting: resolve host:port with rdma_getaddrinfo and try every address
+ * (IPv4 and IPv6) until address and route resolve; build the verbs
+ * resources and the QP on that device; post the READY-slot receive (the
+ * destination's first READY may arrive as soon as it accepts); connect with
+ * our capability record in the private data and read the destination's
+ * filtered echo.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cm_event.h"
+#include "conn.h"
+
+#define RESOLVE_TIMEOUT_MS 2000
+
+int rdmig_conn_create(const struct rdmig_opts *opts, struct rdmig_conn **out)
+{
+	return conn_alloc(opts, ROLE_SOURCE, out, NULL);
+}
+
+/* Wait for one event of type want on the connection's channel. */
+static int expect_event(struct rdmig_conn *c, enum rdma_cm_event_type want, char *detail,
+			size_t detail_len)
+{
+	struct rdma_cm_event *ev;
+	int err = cm_event_wait(c->ec, c->opts.timeout_ms, &ev);
+
+	if (err) {
+		snprintf(detail, detail_len, "waiting for %s: %s", rdma_event_str(want),
+			 strerror(err));
+		return err == ETIMEDOUT ? RDMIG_ETIMEDOUT : RDMIG_ESYS;
+	}
+	if (ev->event != want) {
+		snprintf(detail, detail_len, "got %s (status %d) instead of %s",
+			 rdma_event_str(ev->event), ev->status, rdma_event_str(want));
+		rdma_ack_cm_event(ev);
+		return RDMIG_EADDR;
+	}
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+static void format_addr(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[NI_MAXHOST] = "?", serv[NI_MAXSERV] = "?";
+	socklen_t sl = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						 : sizeof(struct sockaddr_in);
+
+	getnameinfo(sa, sl, host, sizeof(host), serv, sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(buf, len, sa->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, serv);
+}
+
+/* Resolve address and route of one candidate; on success c->id is set. */
+static int try_address(struct rdmig_conn *c, const struct rdma_addrinfo *ai, char *detail,
+		       size_t detail_len)
+{
+	struct rdma_cm_id *id;
+	int ret;
+
+	if (rdma_create_id(c->ec, &id, c, RDMA_PS_TCP)) {
+		snprintf(detail, detail_len, "rdma_create_id: %s", strerror(errno));
+		return RDMIG_ESYS;
+	}
+	if (rdma_resolve_addr(id, ai->ai_src_addr, ai->ai_dst_addr, RESOLVE_TIMEOUT_MS)) {
+		snprintf(detail, detail_len, "rdma_resolve_addr: %s", strerror(errno));
+		ret = RDMIG_EADDR;
+	} else {
+		c->id = id; /* expect_event reads events of this id */
+		ret = expect_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, detail, detail_len);
+		if (!ret && rdma_resolve_route(id, RESOLVE_TIMEOUT_MS)) {
+			snprintf(detail, detail_len, "rdma_resolve_route: %s", strerror(errno));
+			ret = RDMIG_EADDR;
+		}
+		if (!ret)
+			ret = expect_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, detail, detail_len);
+	}
+	if (ret) {
+		rdma_destroy_id(id);
+		c->id = NULL;
+	}
+	return ret;
+}
+
+static int resolve(struct rdmig_conn *c, const char *host, const char *port)
+{
+	struct rdma_addrinfo hints = {.ai_port_space = RDMA_PS_TCP}, *res, *ai;
+	char detail[256] = "no address to try", where[80];
+	int ret = RDMIG_EADDR, tried = 0;
+
+	if (rdma_getaddrinfo(host, port, &hints, &res))
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EADDR, "cannot resolve %s port %s: %s",
+				   host, port, strerror(errno ? errno : ENOENT));
+	for (ai = res; ai && ret; ai = ai->ai_next) {
+		if (!ai->ai_dst_addr)
+			continue;
+		tried++;
+		format_addr(ai->ai_dst_addr, where, sizeof(where));
+		ret = try_address(c, ai, detail, sizeof(detail));
+		rdmig__log(&c->opts, RDMIG_LOG_DEBUG, "resolving %s: %s", where,
+			   ret ? detail : "ok");
+	}
+	rdma_freeaddrinfo(res);
+	if (ret)
+		return rdmig__fail(&c->opts, c->errmsg, ret, "cannot reach %s port %s (%d address%s "
+				   "tried; last: %s)", host, port, tried, tried == 1 ? "" : "es",
+				   detail);
+	return 0;
+}
+
+static int rejected(struct rdmig_conn *c, const struct rdma_cm_event *ev)
+{
+	struct rdmig_caps theirs;
+	char extra[128] = "";
+
+	if (ev->param.conn.private_data && ev->param.conn.private_data_len >= RDMIG_CAPS_SIZE) {
+		rdmig_decode_caps(ev->param.conn.private_data, &theirs);
+		if (theirs.version != c->opts.cap_version)
+			snprintf(extra, sizeof(extra),
+				 ": it speaks capability version %u, we asked for version %u",
+				 theirs.version, c->opts.cap_version);
+	}
+	return rdmig__fail(&c->opts, c->errmsg, extra[0] ? RDMIG_EVERSION : RDMIG_EREJECTED,
+			   "the destination rejected the connection (status %d)%s", ev->status,
+			   extra);
+}
+
+/* Read the destination's filtered echo of our capabilities. */
+static int established(struct rdmig_conn *c, const struct rdma_cm_event *ev, uint32_t asked)
+{
+	struct rdmig_caps echo = {RDMIG_CAP_VERSION, 0};
+
+	if (ev->param.conn.private_data && ev->param.conn.private_data_len >= RDMIG_CAPS_SIZE)
+		rdmig_decode_caps(ev->param.conn.private_data, &echo);
+	if (echo.version != RDMIG_CAP_VERSION)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EVERSION,
+				   "the destination answered with capability version %u; rdmig "
+				   "speaks version %u", echo.version, RDMIG_CAP_VERSION);
+	c->caps.version = echo.version;
+	c->caps.flags = asked & echo.flags & RDMIG_CAP_KNOWN_FLAGS;
+	if ((asked & RDMIG_CAP_PIN_ALL) && !(c->caps.flags & RDMIG_CAP_PIN_ALL))
+		rdmig__log(&c->opts, RDMIG_LOG_INFO,
+			   "the destination refused PIN_ALL: using dynamic registration");
+	c->established = true;
+	c->ready_owed = true; /* the first send waits for the destination's READY */
+	return 0;
+}
+
+static int connect_with_caps(struct rdmig_conn *c)
+{
+	struct rdmig_caps caps = {c->opts.cap_version, c->opts.pin_all ? RDMIG_CAP_PIN_ALL : 0};
+	uint8_t pdata[RDMIG_CAPS_SIZE];
+	struct rdma_conn_param param = {
+		.private_data = pdata,
+		.private_data_len = sizeof(pdata),
+		.initiator_depth = 2, /* as QEMU */
+		.retry_count = 5,
+	};
+	struct rdma_cm_event *ev;
+	int err, ret;
+
+	rdmig_encode_caps(&caps, pdata);
+	if (rdma_connect(c->id, &param))
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "rdma_connect: %s",
+				   strerror(errno));
+	err = cm_event_wait(c->ec, c->opts.timeout_ms, &ev);
+	if (err)
+		return rdmig__fail(&c->opts, c->errmsg,
+				   err == ETIMEDOUT ? RDMIG_ETIMEDOUT : RDMIG_ESYS,
+				   "waiting for the destination to accept: %s", strerror(err));
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		ret = established(c, ev, caps.flags);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		ret = rejected(c, ev);
+		break;
+	default:
+		ret = rdmig__fail(&c->opts, c->errmsg, RDMIG_EADDR,
+				  "connecting failed: %s (status %d)", rdma_event_str(ev->event),
+				  ev->status);
+	}
+	rdma_ack_cm_event(ev);
+	return ret;
+}
+
+int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port)
+{
+	int ret;
+
+	if (!host || !port)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL, "connect needs host and port");
+	if (c->ec || c->role != ROLE_SOURCE)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE,
+				   "rdmig_connect: this handle was already used");
+	c->ec = cm_channel_create();
+	if (!c->ec)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+				   "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
+				   strerror(errno));
+	ret = resolve(c, host, port);
+	if (!ret)
+		ret = conn_res_create(c);
+	if (!ret)
+		ret = conn_post_recv(c, SLOT_READY);
+	if (!ret)
+		ret = connect_with_caps(c);
+	return ret;
+}
+
+/* ------------------------------------------------ every connection -- */
+
+void rdmig_conn_destroy(struct rdmig_conn *c)
+{
+	if (!c)
+		return;
+	if (c->id && c->established && !c->disconnected) {
+		conn_flush_sends(c, 2000); /* best effort: a clean close */
+		rdma_disconnect(c->id);
+	}
+	if (c->id)
+		conn_res_destroy(c);
+	if (c->id)
+		rdma_destroy_id(c->id);
+	if (c->ec)
+		rdma_destroy_event_channel(c->ec);
+	free(c);
+}
+
+const char *rdmig_conn_errmsg(const struct rdmig_conn *c)
+{
+	return c ? c->errmsg : "no connection";
+}
+
+void rdmig_conn_caps(const struct rdmig_conn *c, struct rdmig_caps *caps)
+{
+	*caps = c->caps;
+}
+
+void rdmig_conn_inline(const struct rdmig_conn *c, struct rdmig_inline_info *info)
+{
+	*info = c->inl;
+}
+
+const char *rdmig_conn_device(const struct rdmig_conn *c)
+{
+	return c->id && c->id->verbs ? ibv_get_device_name(c->id->verbs->device) : "";
+}

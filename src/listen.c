@@ -1,0 +1,277 @@
+/*
+ * listen.c - the destination side: listen on every address, accept one
+ * source at a time.
+ *
+ * Every address the listen string resolves to gets its own cm_id (all on
+ * the listener's event channel) with REUSEADDR.  An accepted id is moved to
+ * a channel of its own (rdma_migrate_id), so the connection's waits see
+ * only its events and the listener can go on accepting.  Capabilities are
+ * checked before any memory is registered for the connection.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cm_event.h"
+#include "conn.h"
+#include "opts.h"
+
+#define LISTENER_MAX_IDS 16
+
+struct rdmig_listener {
+	struct rdmig_opts opts;
+	char errmsg[RDMIG_ERRMSG_SIZE];
+	struct rdma_event_channel *ec;
+	struct rdma_cm_id *ids[LISTENER_MAX_IDS];
+	int nids;
+	uint16_t port;
+};
+
+int rdmig_listener_create(const struct rdmig_opts *opts, struct rdmig_listener **out)
+{
+	struct rdmig_listener *l = calloc(1, sizeof(*l));
+	int ret;
+
+	*out = l;
+	if (!l)
+		return RDMIG_ENOMEM;
+	ret = rdmig__opts_copy(&l->opts, opts, l->errmsg);
+	if (ret)
+		rdmig_opts_init(&l->opts);
+	return ret;
+}
+
+static void set_port(struct sockaddr *sa, uint16_t port)
+{
+	if (sa->sa_family == AF_INET)
+		((struct sockaddr_in *)(void *)sa)->sin_port = htons(port);
+	else if (sa->sa_family == AF_INET6)
+		((struct sockaddr_in6 *)(void *)sa)->sin6_port = htons(port);
+}
+
+/* Bind and listen on one address; returns 0 or a positive errno. */
+static int listen_one(struct rdmig_listener *l, struct sockaddr *addr, const char **step)
+{
+	struct rdma_cm_id *id;
+	int one = 1;
+
+	*step = "rdma_create_id";
+	if (rdma_create_id(l->ec, &id, l, RDMA_PS_TCP))
+		return errno;
+	*step = "rdma_set_option(REUSEADDR)";
+	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)))
+		goto fail;
+	/* With port 0, every address shares the port the first bind got. */
+	if (l->port)
+		set_port(addr, l->port);
+	*step = "rdma_bind_addr";
+	if (rdma_bind_addr(id, addr))
+		goto fail;
+	*step = "rdma_listen";
+	if (rdma_listen(id, l->opts.backlog))
+		goto fail;
+	l->port = ntohs(rdma_get_src_port(id));
+	l->ids[l->nids++] = id;
+	return 0;
+fail:;
+	int err = errno;
+	rdma_destroy_id(id);
+	return err;
+}
+
+int rdmig_listen(struct rdmig_listener *l, const char *host, const char *port)
+{
+	struct rdma_addrinfo hints = {.ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_TCP};
+	struct rdma_addrinfo *res, *ai;
+	const char *node = host && *host ? host : NULL, *step = "";
+	int err = 0;
+
+	if (!port || l->ec)
+		return rdmig__fail(&l->opts, l->errmsg, port ? RDMIG_ESTATE : RDMIG_EINVAL,
+				   port ? "this listener is already listening" : "listen needs a port");
+	l->ec = cm_channel_create();
+	if (!l->ec)
+		return rdmig__fail(&l->opts, l->errmsg, RDMIG_ESYS,
+				   "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
+				   strerror(errno));
+	if (rdma_getaddrinfo(node, port, &hints, &res))
+		return rdmig__fail(&l->opts, l->errmsg, RDMIG_EADDR, "cannot resolve %s port %s: %s",
+				   node ? node : "(any)", port, strerror(errno ? errno : ENOENT));
+	for (ai = res; ai && l->nids < LISTENER_MAX_IDS; ai = ai->ai_next) {
+		int e;
+		if (!ai->ai_src_addr)
+			continue;
+		e = listen_one(l, ai->ai_src_addr, &step);
+		rdmig__log(&l->opts, RDMIG_LOG_DEBUG, "listen on address %d of %s: %s", l->nids,
+			   node ? node : "(any)", e ? strerror(e) : "ok");
+		if (e)
+			err = e;
+	}
+	rdma_freeaddrinfo(res);
+	/* "::" also takes IPv4, so a later 0.0.0.0 may be EADDRINUSE: fine. */
+	if (!l->nids)
+		return rdmig__fail(&l->opts, l->errmsg, RDMIG_EADDR, "cannot listen on %s port %s: "
+				   "%s: %s", node ? node : "(any)", port, step, strerror(err));
+	return 0;
+}
+
+uint16_t rdmig_listener_port(const struct rdmig_listener *l)
+{
+	return l->port;
+}
+
+/* Check the source's capability record; reject (with our record, so the
+ * source can say which version we speak) when we cannot serve it. */
+static int check_caps(struct rdmig_listener *l, struct rdma_cm_id *id, const uint8_t *pdata,
+		      size_t plen, struct rdmig_caps *caps)
+{
+	struct rdmig_caps ours = {RDMIG_CAP_VERSION, 0};
+	uint8_t reply[RDMIG_CAPS_SIZE];
+	int ret = 0;
+
+	rdmig_encode_caps(&ours, reply);
+	if (plen < RDMIG_CAPS_SIZE)
+		ret = rdmig__fail(&l->opts, l->errmsg, RDMIG_EPROTO,
+				  "the source sent %zu bytes of private data; a capability record "
+				  "needs %u", plen, RDMIG_CAPS_SIZE);
+	else {
+		rdmig_decode_caps(pdata, caps);
+		if (caps->version != RDMIG_CAP_VERSION)
+			ret = rdmig__fail(&l->opts, l->errmsg, RDMIG_EVERSION,
+					  "the source asked for capability version %u; rdmig speaks "
+					  "version %u: connection rejected", caps->version,
+					  RDMIG_CAP_VERSION);
+	}
+	if (ret)
+		rdma_reject(id, reply, sizeof(reply));
+	/* Unknown bits are cleared; PIN_ALL only if this side allows it. */
+	caps->flags &= RDMIG_CAP_KNOWN_FLAGS & (l->opts.pin_all ? ~0u : ~RDMIG_CAP_PIN_ALL);
+	return ret;
+}
+
+static int accept_conn(struct rdmig_conn *c)
+{
+	uint8_t echo[RDMIG_CAPS_SIZE];
+	struct rdma_conn_param param = {
+		.private_data = echo,
+		.private_data_len = sizeof(echo),
+		.responder_resources = 2, /* as QEMU */
+		.initiator_depth = 2,
+		.retry_count = 5,
+	};
+	struct rdma_cm_event *ev;
+	int err, ret;
+
+	rdmig_encode_caps(&c->caps, echo);
+	if (rdma_accept(c->id, &param))
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "rdma_accept: %s",
+				   strerror(errno));
+	err = cm_event_wait(c->ec, c->opts.timeout_ms, &ev);
+	if (err)
+		return rdmig__fail(&c->opts, c->errmsg,
+				   err == ETIMEDOUT ? RDMIG_ETIMEDOUT : RDMIG_ESYS,
+				   "waiting for the connection to be established: %s", strerror(err));
+	ret = ev->event == RDMA_CM_EVENT_ESTABLISHED
+		      ? 0
+		      : rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
+				    "the source went away while we accepted: %s (status %d)",
+				    rdma_event_str(ev->event), ev->status);
+	rdma_ack_cm_event(ev);
+	c->established = !ret;
+	return ret;
+}
+
+/* Build a connection for an accepted id: own channel, resources, READY
+ * receive (before the source can be told anything), accept. */
+static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
+		      const struct rdmig_caps *caps, struct rdmig_conn **out)
+{
+	struct rdmig_conn *c;
+	int ret = conn_alloc(&l->opts, ROLE_DEST, &c, NULL);
+
+	if (ret) {
+		rdma_reject(id, NULL, 0);
+		rdma_destroy_id(id);
+		return rdmig__fail(&l->opts, l->errmsg, ret, "cannot allocate a connection");
+	}
+	c->caps = *caps;
+	c->ec = cm_channel_create();
+	if (!c->ec || rdma_migrate_id(id, c->ec)) {
+		ret = rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+				  "giving the connection its own event channel: %s", strerror(errno));
+		rdma_reject(id, NULL, 0);
+		rdma_destroy_id(id);
+	} else {
+		c->id = id;
+		id->context = c;
+		ret = conn_res_create(c);
+		if (!ret)
+			ret = conn_post_recv(c, SLOT_READY);
+		if (ret)
+			rdma_reject(id, NULL, 0);
+		else
+			ret = accept_conn(c);
+	}
+	if (ret) {
+		memcpy(l->errmsg, c->errmsg, sizeof(l->errmsg));
+		rdmig_conn_destroy(c);
+		return ret;
+	}
+	*out = c;
+	return 0;
+}
+
+int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
+{
+	*out = NULL;
+	if (!l->ec)
+		return rdmig__fail(&l->opts, l->errmsg, RDMIG_ESTATE, "accept before listen");
+	for (;;) {
+		struct rdma_cm_event *ev;
+		struct rdmig_caps caps = {0, 0};
+		uint8_t pdata[RDMIG_CAPS_SIZE];
+		size_t plen;
+		struct rdma_cm_id *id;
+		int ret, err = cm_event_wait(l->ec, l->opts.accept_timeout_ms, &ev);
+
+		if (err)
+			return rdmig__fail(&l->opts, l->errmsg,
+					   err == ETIMEDOUT ? RDMIG_ETIMEDOUT : RDMIG_ESYS,
+					   "waiting for a source to connect: %s", strerror(err));
+		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+			rdmig__log(&l->opts, RDMIG_LOG_DEBUG, "listener ignored %s",
+				   rdma_event_str(ev->event));
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		id = ev->id;
+		plen = ev->param.conn.private_data ? ev->param.conn.private_data_len : 0;
+		if (plen > sizeof(pdata))
+			plen = sizeof(pdata);
+		if (plen)
+			memcpy(pdata, ev->param.conn.private_data, plen);
+		rdma_ack_cm_event(ev); /* rdma_migrate_id needs every event acked */
+		ret = check_caps(l, id, pdata, plen, &caps);
+		if (ret) {
+			rdma_destroy_id(id);
+			return ret;
+		}
+		return setup_conn(l, id, &caps, out);
+	}
+}
+
+const char *rdmig_listener_errmsg(const struct rdmig_listener *l)
+{
+	return l ? l->errmsg : "no listener";
+}
+
+void rdmig_listener_destroy(struct rdmig_listener *l)
+{
+	if (!l)
+		return;
+	for (int i = 0; i < l->nids; i++)
+		rdma_destroy_id(l->ids[i]);
+	if (l->ec)
+		rdma_destroy_event_channel(l->ec);
+	free(l);
+}

@@ -1,0 +1,178 @@
+/* verbs_res.c - per-connection verbs resources, built and torn down in order. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "conn.h"
+#include "inline_ladder.h"
+#include "opts.h"
+
+/* Receives in flight at most: one per receive slot (plus one spare, as QEMU). */
+#define CONN_MAX_RECV_WR 3
+/* Send CQ: every send WR may be signaled; recv CQ: the receive slots. */
+#define CONN_RECV_CQE 16
+
+int conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,
+	       char *errmsg)
+{
+	struct rdmig_conn *c;
+	int ret;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return RDMIG_ENOMEM;
+	c->role = role;
+	*out = c;
+	ret = rdmig__opts_copy(&c->opts, opts, c->errmsg);
+	if (ret) {
+		/* Keep the handle (with default options) so errmsg can be read. */
+		rdmig_opts_init(&c->opts);
+		if (errmsg)
+			memcpy(errmsg, c->errmsg, RDMIG_ERRMSG_SIZE);
+	}
+	return ret;
+}
+
+void conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_wr, struct ibv_cq *send_cq,
+		       struct ibv_cq *recv_cq)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_type = IBV_QPT_RC;
+	attr->send_cq = send_cq;
+	attr->recv_cq = recv_cq;
+	attr->cap.max_send_wr = max_send_wr;
+	attr->cap.max_recv_wr = CONN_MAX_RECV_WR;
+	/* Two SGEs: an inline send points at the header and at the payload. */
+	attr->cap.max_send_sge = 2;
+	attr->cap.max_recv_sge = 1;
+	/* We choose per send which WRs are signaled. */
+	attr->sq_sig_all = 0;
+}
+
+static int set_nonblock(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+	return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+static int cm_create_qp(void *ctx, struct ibv_qp_init_attr *attr)
+{
+	struct rdmig_conn *c = ctx;
+	return rdma_create_qp(c->id, c->pd, attr) ? errno : 0;
+}
+
+static void cm_destroy_qp(void *ctx)
+{
+	struct rdmig_conn *c = ctx;
+	rdma_destroy_qp(c->id);
+}
+
+static int create_qp(struct rdmig_conn *c)
+{
+	struct ibv_qp_init_attr base;
+	struct ladder_ops ops = {cm_create_qp, cm_destroy_qp, c};
+	struct ladder_result res;
+
+	conn_qp_base_attr(&base, c->opts.max_send_wr, c->send_cq, c->recv_cq);
+	if (inline_ladder_run(c->opts.inline_request, &base, &ops, &c->opts, &res))
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+				   "rdma_create_qp on %s failed at every inline request (last: "
+				   "max_inline_data=%u max_send_wr=%u max_send_sge=%u max_recv_wr=%u): %s",
+				   ibv_get_device_name(c->id->verbs->device), res.asked.max_inline_data,
+				   res.asked.max_send_wr, res.asked.max_send_sge, res.asked.max_recv_wr,
+				   strerror(res.last_errno));
+	c->qp_created = true;
+	c->inl = res.info;
+	rdmig__log(&c->opts, RDMIG_LOG_DEBUG,
+		   "%s: inline asked %u, granted %u after %u tries (written back %u)",
+		   ibv_get_device_name(c->id->verbs->device), res.info.asked, res.info.granted,
+		   res.info.tries, res.info.written_back);
+	return 0;
+}
+
+static int create_cq(struct rdmig_conn *c, struct ibv_comp_channel **cc, struct ibv_cq **cq,
+		     int cqe, const char *what)
+{
+	struct ibv_context *verbs = c->id->verbs;
+
+	*cc = ibv_create_comp_channel(verbs);
+	if (!*cc)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+				   "ibv_create_comp_channel (%s): %s", what, strerror(errno));
+	if (set_nonblock((*cc)->fd))
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "fcntl O_NONBLOCK (%s): %s",
+				   what, strerror(errno));
+	*cq = ibv_create_cq(verbs, cqe, NULL, *cc, 0);
+	if (!*cq)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+				   "ibv_create_cq (%s, %d entries): %s", what, cqe, strerror(errno));
+	return 0;
+}
+
+static int register_buffers(struct rdmig_conn *c)
+{
+	size_t len = (size_t)SLOT_COUNT * RDMIG_CONTROL_BUFFER;
+	int err = posix_memalign((void **)&c->bufs, (size_t)sysconf(_SC_PAGESIZE), len);
+
+	if (err) {
+		c->bufs = NULL;
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM,
+				   "cannot allocate %zu bytes of control buffers", len);
+	}
+	memset(c->bufs, 0, len);
+	/* Control buffers take sends and receives only: no remote access. */
+	c->buf_mr = ibv_reg_mr(c->pd, c->bufs, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!c->buf_mr)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+				   "ibv_reg_mr of %zu bytes of control buffers: %s%s", len,
+				   strerror(errno),
+				   errno == ENOMEM || errno == EPERM ? " (check ulimit -l)" : "");
+	return 0;
+}
+
+int conn_res_create(struct rdmig_conn *c)
+{
+	int cqe = (int)c->opts.max_send_wr * 2;
+	int ret;
+
+	c->pd = ibv_alloc_pd(c->id->verbs);
+	if (!c->pd)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_alloc_pd: %s",
+				   strerror(errno));
+	ret = create_cq(c, &c->send_cc, &c->send_cq, cqe, "send");
+	if (!ret)
+		ret = create_cq(c, &c->recv_cc, &c->recv_cq, CONN_RECV_CQE, "recv");
+	if (!ret)
+		ret = register_buffers(c);
+	if (!ret)
+		ret = create_qp(c);
+	return ret; /* on failure the caller's destroy frees what exists */
+}
+
+void conn_res_destroy(struct rdmig_conn *c)
+{
+	if (c->qp_created) {
+		rdma_destroy_qp(c->id);
+		c->qp_created = false;
+	}
+	if (c->buf_mr)
+		ibv_dereg_mr(c->buf_mr);
+	free(c->bufs);
+	if (c->send_cq)
+		ibv_destroy_cq(c->send_cq);
+	if (c->recv_cq)
+		ibv_destroy_cq(c->recv_cq);
+	if (c->send_cc)
+		ibv_destroy_comp_channel(c->send_cc);
+	if (c->recv_cc)
+		ibv_destroy_comp_channel(c->recv_cc);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	c->buf_mr = NULL;
+	c->bufs = NULL;
+	c->send_cq = c->recv_cq = NULL;
+	c->send_cc = c->recv_cc = NULL;
+	c->pd = NULL;
+}

@@ -1,0 +1,90 @@
+/* cli_probe.c - `rdmig probe`: the inline ladder and table per device. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static void print_text(const struct rdmig_probe_report *r)
+{
+	printf("%s: ladder (max_send_wr %u, max_send_sge %u): ", r->device, r->max_send_wr,
+	       r->max_send_sge);
+	if (r->ladder_result)
+		printf("FAILED after %u tries (%s)\n", r->ladder.tries,
+		       rdmig_strerror(r->ladder_result));
+	else
+		printf("asked %u, granted %u, tries %u, written back %u\n", r->ladder.asked,
+		       r->ladder.granted, r->ladder.tries, r->ladder.written_back);
+	printf("  %9s  %-14s %12s %13s\n", "requested", "result", "written back", "send_sge back");
+	for (int i = 0; i < RDMIG_PROBE_SIZES; i++) {
+		const struct rdmig_probe_row *w = &r->rows[i];
+		if (w->result)
+			printf("  %9u  %-14s %12s %13s\n", w->requested, strerror(w->result), "-", "-");
+		else
+			printf("  %9u  %-14s %12u %13u\n", w->requested, "ok", w->written_back,
+			       w->send_sge_back);
+	}
+}
+
+static void print_json(const struct rdmig_probe_report *r, size_t n)
+{
+	printf("[");
+	for (size_t d = 0; d < n; d++) {
+		printf("%s\n {\"device\": \"%s\", \"max_send_wr\": %u, \"max_send_sge\": %u, "
+		       "\"ladder\": {\"ok\": %s, \"asked\": %u, \"granted\": %u, \"tries\": %u, "
+		       "\"written_back\": %u}, \"rows\": [",
+		       d ? "," : "", r[d].device, r[d].max_send_wr, r[d].max_send_sge,
+		       r[d].ladder_result ? "false" : "true", r[d].ladder.asked, r[d].ladder.granted,
+		       r[d].ladder.tries, r[d].ladder.written_back);
+		for (int i = 0; i < RDMIG_PROBE_SIZES; i++) {
+			const struct rdmig_probe_row *w = &r[d].rows[i];
+			printf("%s{\"requested\": %u, \"ok\": %s, \"errno\": %d, \"written_back\": %u}",
+			       i ? ", " : "", w->requested, w->result ? "false" : "true", w->result,
+			       w->result ? 0 : w->written_back);
+		}
+		printf("]}");
+	}
+	printf("\n]\n");
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"device", required_argument, NULL, 'd'}, {"inline", required_argument, NULL, 'i'},
+		{"json", no_argument, NULL, 'j'},         {"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+	struct rdmig_opts opts;
+	struct rdmig_probe_report *reports;
+	const char *device = NULL;
+	char err[512];
+	size_t n;
+	int json = 0, c;
+
+	rdmig_opts_init(&opts);
+	while ((c = getopt_long(argc, argv, "d:i:jvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd': device = optarg; break;
+		case 'i':
+			if (cli_parse_inline(optarg, &opts.inline_request))
+				return cli_fail("probe", "--inline takes auto, 0 or a size up to 1024");
+			break;
+		case 'j': json = 1; break;
+		case 'v': opts.log = cli_log; opts.log_level = RDMIG_LOG_DEBUG; break;
+		case 'h':
+			printf("usage: rdmig probe [--device DEV] [--inline auto|0|N] [--json] [-v]\n");
+			return 0;
+		default: return 2;
+		}
+	}
+	if (optind != argc)
+		return cli_fail("probe", "unexpected argument (see --help)");
+	c = rdmig_probe(device, &opts, &reports, &n, err, sizeof(err));
+	if (c)
+		return cli_fail("probe", err);
+	if (json)
+		print_json(reports, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			print_text(&reports[i]);
+	rdmig_probe_free(reports);
+	return 0;
+}

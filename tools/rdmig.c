@@ -1,0 +1,38 @@
+/* rdmig.c - the command: dispatch to subcommands. */
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"probe", cmd_probe, "show how each RDMA device settles inline sizes"},
+	{"pong", cmd_pong, "answer REGISTER requests (the destination of 'ping')"},
+	{"ping", cmd_ping, "time REGISTER_REQUEST -> REGISTER_RESULT round trips"},
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rdmig COMMAND [OPTIONS]   (rdmig COMMAND --help for its options)\n\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "rdmig: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
