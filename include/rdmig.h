@@ -289,6 +289,112 @@ struct rdmig_counters {
 };
 void rdmig_conn_counters(const struct rdmig_conn *c, struct rdmig_counters *out);
 
+/* ------------------------------------------------------ migration engine -- */
+
+/*
+ * A RAM block: a named range of memory.  On the source, host is the memory
+ * to send; on the destination, the memory to receive into (allocated by the
+ * caller, zero-filled for a first iteration).  offset is the block's place
+ * in the side's RAM offset space (0 = let the library lay blocks out).
+ * Registration works in 1 MiB chunks of a block:
+ *
+ *   block:  |<-- chunk 0 (1 MiB) -->|<-- chunk 1 -->| ... |<- last ->|
+ *           host                                               host+length
+ *   chunk of an address a = (a - host) >> 20; the last chunk may be short.
+ */
+#define RDMIG_CHUNK_SHIFT 20
+#define RDMIG_CHUNK_SIZE (1ull << RDMIG_CHUNK_SHIFT)
+#define RDMIG_MAX_MERGE (2ull << 20) /* the longest single RDMA WRITE */
+
+struct rdmig_block {
+	const char *name; /* copied by the library */
+	void *host;
+	uint64_t length;
+	uint64_t offset;
+};
+
+/* What one side did, for summaries and benchmarks. */
+struct rdmig_engine_stats {
+	uint64_t bytes_written;        /* RDMA WRITE payload (source) */
+	uint64_t bytes_compressed;     /* ranges sent / applied as COMPRESS */
+	uint64_t writes_posted;        /* RDMA WRITE work requests (source) */
+	uint64_t writes_signaled;
+	uint64_t register_requests;    /* REGISTER_REQUEST round trips (source) or served (dest) */
+	uint64_t chunks_registered;    /* local chunk registrations */
+	uint64_t stream_bytes;         /* QEMU_FILE payload bytes */
+	uint64_t iterations;           /* REGISTER_FINISHED sent / received */
+	/* registration round-trip latencies in microseconds (source only) */
+	double register_rtt_p50_us, register_rtt_p99_us;
+};
+
+struct rdmig_source;
+
+/*
+ * Source: wrap a connected connection (the source keeps using it and it
+ * must outlive the source) and describe the blocks to send.
+ */
+int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t nblocks,
+			struct rdmig_source **out);
+/* Append bytes to the opaque stream (sent as QEMU_FILE messages of at most
+ * 32 KiB each). */
+int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t len);
+/* RAM_BLOCKS_REQUEST / RESULT: learn the destination's blocks and check
+ * their count and lengths; with PIN_ALL register every local block.
+ * Call once, before the first rdmig_source_write. */
+int rdmig_source_setup(struct rdmig_source *s);
+/*
+ * Send [offset, offset + len) of block.  Contiguous calls are merged into
+ * one RDMA WRITE (never across a chunk with dynamic registration, at most
+ * RDMIG_MAX_MERGE).  A range that is all zero in a chunk the destination
+ * has not registered yet goes as COMPRESS instead of data.  The memory
+ * must not change until rdmig_source_end_iteration returns.
+ */
+int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, uint64_t len);
+/* Post what is pending, wait for every write to complete, and send
+ * REGISTER_FINISHED.  Pages may then be sent again (a new iteration). */
+int rdmig_source_end_iteration(struct rdmig_source *s);
+void rdmig_source_stats(const struct rdmig_source *s, struct rdmig_engine_stats *out);
+/* Deregisters local memory; does not close the connection. */
+void rdmig_source_destroy(struct rdmig_source *s);
+
+struct rdmig_dest;
+
+enum rdmig_event_type {
+	RDMIG_EV_STREAM = 1,         /* data/len: stream bytes, valid until the next call */
+	RDMIG_EV_BLOCKS_NEEDED = 2,  /* the source asked for the blocks: call
+				      * rdmig_dest_set_blocks, then rdmig_dest_next */
+	RDMIG_EV_ITERATION_DONE = 3, /* REGISTER_FINISHED: one pass of writes is complete */
+	RDMIG_EV_END = 4,            /* the source disconnected */
+};
+
+struct rdmig_event {
+	int type;
+	const void *data;
+	size_t len;
+};
+
+/* Destination: wrap an accepted connection (it must outlive the dest). */
+int rdmig_dest_create(struct rdmig_conn *c, struct rdmig_dest **out);
+/* The blocks to receive into, in the source's order (count and lengths
+ * must match the source's).  Offsets of 0 are laid out by the library.
+ * May be called before the source asks, or on RDMIG_EV_BLOCKS_NEEDED. */
+int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks, size_t nblocks);
+/*
+ * Run the destination loop (send READY, wait for any message, handle it)
+ * until something needs the caller: stream bytes, the block list, the end
+ * of an iteration, or the end.  Registration, COMPRESS and unregistration
+ * are served inside, after checking every index, offset and length against
+ * the blocks; a violation sends ERROR and returns RDMIG_ERANGE (or another
+ * code), with the field and value in rdmig_conn_errmsg.
+ */
+int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev);
+void rdmig_dest_stats(const struct rdmig_dest *d, struct rdmig_engine_stats *out);
+void rdmig_dest_destroy(struct rdmig_dest *d);
+/* The last error of a source or destination (its connection's errmsg, or
+ * the engine's own). */
+const char *rdmig_source_errmsg(const struct rdmig_source *s);
+const char *rdmig_dest_errmsg(const struct rdmig_dest *d);
+
 /* ------------------------------------------------------------------ probe -- */
 
 /* One QP creation with a fixed inline request (no ladder). */

@@ -22,12 +22,7 @@ static bool recv_done(const struct rdmig_conn *c, const void *arg)
 
 static bool send_buf_free(const struct rdmig_conn *c, const void *arg)
 {
-	return !c->send_buf_busy;
-}
-
-static bool sq_has_room(const struct rdmig_conn *c, const void *arg)
-{
-	return c->sq_outstanding < c->opts.max_send_wr;
+	return c->sq_completed >= c->send_buf_seq;
 }
 
 int conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
@@ -93,7 +88,7 @@ static int copy_sge(struct rdmig_conn *c, struct ibv_sge *sge, const uint8_t *hd
 		    const struct rdmig_msg *m)
 {
 	uint8_t *buf = conn_slot_buf(c, SLOT_SEND);
-	int ret = c->send_buf_busy ? conn_wait(c, send_buf_free, NULL, "the send buffer") : 0;
+	int ret = send_buf_free(c, NULL) ? 0 : conn_wait(c, send_buf_free, NULL, "the send buffer");
 
 	if (ret)
 		return ret;
@@ -121,8 +116,8 @@ static void count_sent(struct rdmig_conn *c, uint32_t type, bool inl, uint32_t b
 }
 
 /* Post one control message (no credit logic).  Every control send is
- * signaled so the send queue never fills with unreaped WQEs, but only a
- * copied send has to complete before the next copy reuses the buffer. */
+ * signaled, as in QEMU, but nobody waits for an inline one: only a copied
+ * send has to complete before the next copy reuses the buffer. */
 static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 {
 	uint8_t hdr[RDMIG_HEADER_SIZE];
@@ -131,10 +126,11 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 	bool inl = bytes <= c->inl.granted;
 	struct ibv_sge sge[2];
 	struct ibv_send_wr wr = {.opcode = IBV_WR_SEND, .sg_list = sge}, *bad;
+	uint64_t seq;
 	int ret = check_outgoing(c, m);
 
-	if (!ret && c->sq_outstanding >= c->opts.max_send_wr)
-		ret = conn_wait(c, sq_has_room, NULL, "room in the send queue");
+	if (!ret)
+		ret = conn_sq_wait_room(c);
 	if (ret)
 		return ret;
 	rdmig_encode_header(&h, hdr);
@@ -155,8 +151,9 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_post_send (%s, %u bytes, %s): %s",
 				   rdmig_msg_type_name(m->type), bytes, inl ? "inline" : "copied",
 				   strerror(ret));
-	c->sq_outstanding++;
-	c->send_buf_busy |= !inl;
+	seq = conn_sq_record(c, true);
+	if (!inl)
+		c->send_buf_seq = seq;
 	count_sent(c, m->type, inl, bytes);
 	return 0;
 }
@@ -191,32 +188,37 @@ static int take_message(struct rdmig_conn *c, enum conn_slot slot, uint32_t expe
 
 /* QEMU's exchange_send: consume the owed READY, post the receives the
  * peer's next messages need (the DATA slot first: RC consumes receives in
- * posting order, and the reply comes before the next READY), send, and
- * wait for the reply if one is expected. */
-static int exchange_send(struct rdmig_conn *c, const struct rdmig_msg *m, uint32_t reply_type,
-			 struct rdmig_msg *reply)
+ * posting order, and the reply comes before the next READY), and send. */
+static int exchange_send(struct rdmig_conn *c, const struct rdmig_msg *m, bool want_reply)
 {
 	int ret = check_outgoing(c, m);
 
 	if (!ret && c->ready_owed)
 		ret = take_message(c, SLOT_READY, RDMIG_MSG_READY, NULL, "the peer's READY");
-	if (!ret && reply)
+	if (!ret && want_reply)
 		ret = conn_post_recv(c, SLOT_DATA);
 	if (!ret)
 		ret = conn_post_recv(c, SLOT_READY);
 	if (!ret)
 		ret = post_control(c, m);
-	if (ret)
-		return ret;
-	c->ready_owed = true;
-	if (!reply)
-		return 0;
+	if (!ret)
+		c->ready_owed = true;
+	return ret;
+}
+
+int conn_request_send(struct rdmig_conn *c, const struct rdmig_msg *msg)
+{
+	return exchange_send(c, msg, true);
+}
+
+int conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct rdmig_msg *reply)
+{
 	return take_message(c, SLOT_DATA, reply_type, reply, rdmig_msg_type_name(reply_type));
 }
 
 int rdmig_send(struct rdmig_conn *c, const struct rdmig_msg *msg)
 {
-	return exchange_send(c, msg, RDMIG_MSG_NONE, NULL);
+	return exchange_send(c, msg, false);
 }
 
 int rdmig_request(struct rdmig_conn *c, const struct rdmig_msg *msg, uint32_t reply_type,
@@ -225,7 +227,8 @@ int rdmig_request(struct rdmig_conn *c, const struct rdmig_msg *msg, uint32_t re
 	if (!reply || reply_type == RDMIG_MSG_NONE || reply_type >= RDMIG_MSG_TYPE_COUNT)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
 				   "a request needs a reply type and a place for the reply");
-	return exchange_send(c, msg, reply_type, reply);
+	int ret = exchange_send(c, msg, true);
+	return ret ? ret : conn_request_reply(c, reply_type, reply);
 }
 
 /* QEMU's exchange_recv: give the peer a credit, take its message, and put
@@ -257,7 +260,7 @@ int rdmig_reply(struct rdmig_conn *c, const struct rdmig_msg *msg)
 
 static bool sends_done(const struct rdmig_conn *c, const void *arg)
 {
-	return c->sq_outstanding == 0;
+	return conn_sq_outstanding(c) == 0;
 }
 
 int conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
@@ -265,9 +268,10 @@ int conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
 	int saved_timeout = c->opts.timeout_ms;
 	int ret;
 
-	if (!c->established || c->disconnected || !c->sq_outstanding)
+	if (!c->established || c->disconnected || !conn_sq_outstanding(c))
 		return 0;
-	c->opts.timeout_ms = timeout_ms;
+	if (timeout_ms > 0)
+		c->opts.timeout_ms = timeout_ms;
 	ret = conn_wait(c, sends_done, NULL, "the last sends to complete");
 	c->opts.timeout_ms = saved_timeout;
 	return ret;
@@ -306,6 +310,37 @@ int rdmig_send_error(struct rdmig_conn *c)
 		ret = conn_flush_sends(c, 1000);
 	memcpy(c->errmsg, saved, sizeof(saved));
 	return ret;
+}
+
+int conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
+		    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)local, .length = len, .lkey = lkey};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.wr.rdma = {.remote_addr = remote, .rkey = rkey},
+	}, *bad;
+	bool signaled;
+	int ret = conn_sq_wait_room(c);
+
+	if (ret)
+		return ret;
+	if (c->disconnected)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
+				   "cannot write: the peer disconnected (%s)", c->disconnect_reason);
+	signaled = force_signal || conn_sq_signal_due(c);
+	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
+	if (ret)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+				   "ibv_post_send (RDMA WRITE of %u bytes to 0x%llx): %s", len,
+				   (unsigned long long)remote, strerror(ret));
+	conn_sq_record(c, signaled);
+	c->writes_signaled += signaled;
+	return 0;
 }
 
 void rdmig_conn_counters(const struct rdmig_conn *c, struct rdmig_counters *out)

@@ -53,12 +53,43 @@ static int completion_failed(struct rdmig_conn *c, const struct ibv_wc *wc)
 			   wrid_kind_name(k), ibv_wc_status_str(wc->status), wc->vendor_err);
 }
 
-static void dispatch_send(struct rdmig_conn *c, enum wrid_kind k)
+/* A signaled send-side WR completed: it and all before it are done. */
+static void dispatch_send(struct rdmig_conn *c)
 {
-	if (c->sq_outstanding)
-		c->sq_outstanding--;
-	if (k == WRID_SEND_COPY)
-		c->send_buf_busy = false;
+	if (!c->sig_count)
+		return; /* cannot happen: only signaled WRs complete successfully */
+	c->sq_completed = c->sig_ring[c->sig_head];
+	c->sig_head = (c->sig_head + 1) % c->opts.max_send_wr;
+	c->sig_count--;
+}
+
+bool conn_sq_signal_due(const struct rdmig_conn *c)
+{
+	return c->sq_posted + 1 - c->last_signaled >= c->opts.max_send_wr / 4;
+}
+
+uint64_t conn_sq_record(struct rdmig_conn *c, bool signaled)
+{
+	uint64_t seq = ++c->sq_posted;
+
+	if (signaled) {
+		c->sig_ring[(c->sig_head + c->sig_count) % c->opts.max_send_wr] = seq;
+		c->sig_count++;
+		c->last_signaled = seq;
+	}
+	return seq;
+}
+
+static bool sq_has_room(const struct rdmig_conn *c, const void *arg)
+{
+	return conn_sq_outstanding(c) < c->opts.max_send_wr;
+}
+
+int conn_sq_wait_room(struct rdmig_conn *c)
+{
+	if (sq_has_room(c, NULL))
+		return 0;
+	return conn_wait(c, sq_has_room, NULL, "room in the send queue");
 }
 
 static void dispatch_recv(struct rdmig_conn *c, enum conn_slot slot, uint32_t byte_len)
@@ -72,17 +103,13 @@ static int dispatch(struct rdmig_conn *c, const struct ibv_wc *wc)
 {
 	enum wrid_kind k = wrid_kind(wc->wr_id);
 
-	if (wc->status != IBV_WC_SUCCESS) {
-		/* a failed send will never complete: it no longer occupies the queue */
-		if (k == WRID_SEND_COPY || k == WRID_SEND_INLINE || k == WRID_WRITE)
-			dispatch_send(c, k);
+	if (wc->status != IBV_WC_SUCCESS)
 		return completion_failed(c, wc);
-	}
 	switch (k) {
 	case WRID_SEND_COPY:
 	case WRID_SEND_INLINE:
 	case WRID_WRITE:
-		dispatch_send(c, k);
+		dispatch_send(c);
 		return 0;
 	case WRID_RECV_READY:
 		dispatch_recv(c, SLOT_READY, wc->byte_len);

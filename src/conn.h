@@ -59,10 +59,24 @@ struct rdmig_conn {
 	/* negotiated capabilities */
 	struct rdmig_caps caps;
 
-	/* completion state (completion.c) */
+	/*
+	 * Send-queue accounting (completion.c).  Every posted send-side WR
+	 * (control send or RDMA write) takes the next sequence number.  Only
+	 * some are signaled; an RC send queue completes in order, so when a
+	 * signaled WR completes, it and every WR posted before it are done.
+	 * sig_ring holds the sequence numbers of signaled WRs in flight.
+	 *
+	 *   posted:    1  2  3  4  5  6  7        outstanding = posted - completed
+	 *   signaled:        *        *
+	 *   completion of 3  ->  completed = 3 (1, 2 were unsignaled)
+	 */
 	struct recv_slot recv[2]; /* SLOT_READY, SLOT_DATA */
-	bool send_buf_busy;       /* a copied send has not completed yet */
-	uint32_t sq_outstanding;  /* signaled sends not yet completed */
+	uint64_t sq_posted, sq_completed;
+	uint64_t last_signaled; /* sequence of the newest signaled WR */
+	uint64_t *sig_ring;     /* max_send_wr entries */
+	uint32_t sig_head, sig_count;
+	uint64_t send_buf_seq; /* sequence of the last copied control send */
+	uint64_t writes_signaled;
 
 	/* credit flow (channel.c) */
 	bool ready_owed; /* a READY must arrive before the next send */
@@ -103,10 +117,30 @@ void conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_wr, stru
 int conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,
 	       char *errmsg);
 
+static inline uint64_t conn_sq_outstanding(const struct rdmig_conn *c)
+{
+	return c->sq_posted - c->sq_completed;
+}
+
+/* completion.c: whether the next send-side WR must be signaled so that no
+ * window of max_send_wr/4 WRs goes without one (the queue can then always
+ * drain); and recording a posted WR, which returns its sequence number. */
+bool conn_sq_signal_due(const struct rdmig_conn *c);
+uint64_t conn_sq_record(struct rdmig_conn *c, bool signaled);
+/* completion.c: wait until the send queue has room for one more WR. */
+int conn_sq_wait_room(struct rdmig_conn *c);
+
 /* channel.c: post the receive of a slot (no-op when already posted). */
 int conn_post_recv(struct rdmig_conn *c, enum conn_slot slot);
-/* channel.c: wait (at most timeout_ms) until every posted send completed,
- * so that a disconnect does not flush the last messages away. */
+/* channel.c: wait (at most timeout_ms; <= 0: the connection's timeout)
+ * until every posted send-side WR completed. */
 int conn_flush_sends(struct rdmig_conn *c, int timeout_ms);
+/* channel.c: a request in two halves, so the caller can work while the
+ * reply travels (the source registers its own chunk meanwhile). */
+int conn_request_send(struct rdmig_conn *c, const struct rdmig_msg *msg);
+int conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct rdmig_msg *reply);
+/* channel.c: post one RDMA WRITE (signaled when force or when due). */
+int conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
+		    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id);
 
 #endif

@@ -137,6 +137,10 @@ int conn_res_create(struct rdmig_conn *c)
 	int cqe = (int)c->opts.max_send_wr * 2;
 	int ret;
 
+	c->sig_ring = calloc(c->opts.max_send_wr, sizeof(*c->sig_ring));
+	if (!c->sig_ring)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM, "cannot allocate the send ring");
+
 	c->pd = ibv_alloc_pd(c->id->verbs);
 	if (!c->pd)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_alloc_pd: %s",
@@ -170,6 +174,8 @@ void conn_res_destroy(struct rdmig_conn *c)
 		ibv_destroy_comp_channel(c->recv_cc);
 	if (c->pd)
 		ibv_dealloc_pd(c->pd);
+	free(c->sig_ring);
+	c->sig_ring = NULL;
 	c->buf_mr = NULL;
 	c->bufs = NULL;
 	c->send_cq = c->recv_cq = NULL;

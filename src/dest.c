@@ -1,0 +1,417 @@
+/*
+ * dest.c - the receiving side of a migration.
+ *
+ * One loop, as QEMU's destination: send READY, wait for any message,
+ * handle it.  Stream bytes, the end of an iteration and the end of the
+ * migration go back to the caller; registration, COMPRESS and
+ * unregistration are served here.  The destination exposes its memory to
+ * the network, so every index, offset, length and chunk count from the
+ * source is checked against the blocks before it is used (QEMU's own
+ * destination does not check COMPRESS ranges nor UNREGISTER chunks).  A
+ * violation sends ERROR and ends the migration.
+ *
+ * Memory is registered for local and remote write only, never remote read,
+ * and only what the source asks for (or everything, with PIN_ALL, when the
+ * block list is requested).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "engine.h"
+
+#define DEST_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+
+struct dst_block {
+	char *name;
+	uint8_t *host;
+	uint64_t length;
+	uint64_t offset; /* in this side's RAM offset space */
+	uint32_t nchunks;
+	struct ibv_mr **chunk_mr; /* per chunk; may share one MR (multi-chunk requests) */
+	struct ibv_mr *block_mr;  /* PIN_ALL */
+};
+
+struct rdmig_dest {
+	struct rdmig_conn *c;
+	struct dst_block *blocks;
+	size_t nblocks;
+	bool have_blocks;
+	bool blocks_sent;     /* RAM_BLOCKS_RESULT went out */
+	bool blocks_pending;  /* RAM_BLOCKS_REQUEST waits for set_blocks */
+	struct ibv_mr **mrs;  /* every chunk MR we own */
+	size_t nmrs, mrs_cap;
+	uint8_t *scratch;     /* replies: up to 4096 records */
+	struct rdmig_engine_stats st;
+};
+
+int rdmig_dest_create(struct rdmig_conn *c, struct rdmig_dest **out)
+{
+	struct rdmig_dest *d = calloc(1, sizeof(*d));
+
+	*out = NULL;
+	if (d)
+		d->scratch = malloc((size_t)RDMIG_MAX_REPEAT * RDMIG_DEST_BLOCK_SIZE);
+	if (!d || !d->scratch) {
+		free(d);
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM, "cannot allocate the destination");
+	}
+	d->c = c;
+	*out = d;
+	return 0;
+}
+
+static void free_blocks(struct rdmig_dest *d)
+{
+	for (size_t i = 0; i < d->nblocks; i++) {
+		if (d->blocks[i].block_mr)
+			ibv_dereg_mr(d->blocks[i].block_mr);
+		free(d->blocks[i].chunk_mr);
+		free(d->blocks[i].name);
+	}
+	free(d->blocks);
+	d->blocks = NULL;
+	d->nblocks = 0;
+}
+
+void rdmig_dest_destroy(struct rdmig_dest *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nmrs; i++)
+		ibv_dereg_mr(d->mrs[i]);
+	free(d->mrs);
+	free_blocks(d);
+	free(d->scratch);
+	free(d);
+}
+
+const char *rdmig_dest_errmsg(const struct rdmig_dest *d)
+{
+	return d->c->errmsg;
+}
+
+int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks, size_t nblocks)
+{
+	uint64_t next_offset = 0;
+	int ret;
+
+	if (d->have_blocks)
+		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ESTATE,
+				   "the destination's blocks are already set");
+	ret = engine_check_blocks(d->c, blocks, nblocks);
+	if (ret)
+		return ret;
+	d->blocks = calloc(nblocks ? nblocks : 1, sizeof(*d->blocks));
+	if (!d->blocks)
+		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ENOMEM, "out of memory");
+	d->nblocks = nblocks;
+	for (size_t i = 0; i < nblocks; i++) {
+		struct dst_block *b = &d->blocks[i];
+		b->name = strdup(blocks[i].name ? blocks[i].name : "");
+		b->host = blocks[i].host;
+		b->length = blocks[i].length;
+		b->nchunks = engine_chunk_count(b->length);
+		b->chunk_mr = calloc(b->nchunks ? b->nchunks : 1, sizeof(*b->chunk_mr));
+		/* Lay blocks out one after another, chunk-aligned, unless given. */
+		b->offset = blocks[i].offset ? blocks[i].offset : next_offset;
+		next_offset = engine_align_chunk(b->offset + b->length);
+		if (!b->name || !b->chunk_mr) {
+			free_blocks(d);
+			return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ENOMEM, "out of memory");
+		}
+	}
+	d->have_blocks = true;
+	return 0;
+}
+
+/* --------------------------------------------------------- RAM blocks -- */
+
+static int pin_all_blocks(struct rdmig_dest *d)
+{
+	for (size_t i = 0; i < d->nblocks; i++) {
+		struct dst_block *b = &d->blocks[i];
+		if (!b->length || b->block_mr)
+			continue;
+		b->block_mr = ibv_reg_mr(d->c->pd, b->host, b->length, DEST_ACCESS);
+		if (!b->block_mr)
+			return engine_reg_failed(d->c, "destination block", b->name, b->length);
+		d->st.chunks_registered += b->nchunks;
+	}
+	return 0;
+}
+
+/* RAM_BLOCKS_RESULT: one DestBlock per block, in the source's order.  Like
+ * QEMU: repeat 1, the count is len / 32. */
+static int reply_blocks(struct rdmig_dest *d)
+{
+	bool pin_all = d->c->caps.flags & RDMIG_CAP_PIN_ALL;
+	int ret = pin_all ? pin_all_blocks(d) : 0;
+
+	if (ret)
+		return engine_abort_keep(d->c, ret);
+	for (size_t i = 0; i < d->nblocks; i++) {
+		struct dst_block *b = &d->blocks[i];
+		struct rdmig_dest_block db = {
+			.remote_host_addr = (uintptr_t)b->host,
+			.offset = b->offset,
+			.length = b->length,
+			.remote_rkey = b->block_mr ? b->block_mr->rkey : 0,
+		};
+		rdmig_encode_dest_block(&db, d->scratch + i * RDMIG_DEST_BLOCK_SIZE);
+	}
+	d->blocks_sent = true;
+	d->blocks_pending = false;
+	return rdmig_reply(d->c, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_RESULT, 1,
+						     (uint32_t)(d->nblocks * RDMIG_DEST_BLOCK_SIZE),
+						     d->scratch});
+}
+
+/* ----------------------------------------------------- registration -- */
+
+static struct dst_block *checked_block(struct rdmig_dest *d, const char *what, uint32_t rec,
+				       uint32_t index)
+{
+	if (!d->blocks_sent || index >= d->nblocks) {
+		engine_abort(d->c, RDMIG_ERANGE, "%s record %u: block index %u, but %s", what, rec,
+			     index, d->blocks_sent ? "that block does not exist" :
+						     "no RAM blocks were exchanged yet");
+		return NULL;
+	}
+	return &d->blocks[index];
+}
+
+static int keep_mr(struct rdmig_dest *d, struct ibv_mr *mr)
+{
+	if (d->nmrs == d->mrs_cap) {
+		size_t cap = d->mrs_cap ? d->mrs_cap * 2 : 64;
+		struct ibv_mr **n = realloc(d->mrs, cap * sizeof(*n));
+		if (!n)
+			return RDMIG_ENOMEM;
+		d->mrs = n;
+		d->mrs_cap = cap;
+	}
+	d->mrs[d->nmrs++] = mr;
+	return 0;
+}
+
+/* Register chunks [first, first + count) of b as one region (one rkey). */
+static int register_chunks(struct rdmig_dest *d, struct dst_block *b, uint32_t first,
+			   uint32_t count, uint32_t *rkey)
+{
+	uint64_t start = (uint64_t)first << RDMIG_CHUNK_SHIFT;
+	uint64_t end = (uint64_t)(first + count) << RDMIG_CHUNK_SHIFT;
+	struct ibv_mr *mr;
+
+	if (b->block_mr) {
+		*rkey = b->block_mr->rkey;
+		return 0;
+	}
+	if (count == 1 && b->chunk_mr[first]) {
+		*rkey = b->chunk_mr[first]->rkey;
+		return 0;
+	}
+	if (end > b->length)
+		end = b->length;
+	mr = ibv_reg_mr(d->c->pd, b->host + start, end - start, DEST_ACCESS);
+	if (!mr)
+		return engine_reg_failed(d->c, "destination chunk", b->name, end - start);
+	if (keep_mr(d, mr)) {
+		ibv_dereg_mr(mr);
+		return RDMIG_ENOMEM;
+	}
+	for (uint32_t i = first; i < first + count; i++)
+		if (!b->chunk_mr[i])
+			b->chunk_mr[i] = mr;
+	d->st.chunks_registered += count;
+	*rkey = mr->rkey;
+	return 0;
+}
+
+/* One Register record: key is an address in our RAM offset space. */
+static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in, uint8_t *out)
+{
+	struct rdmig_register r;
+	struct rdmig_register_result res;
+	struct dst_block *b;
+	uint64_t rel;
+	uint32_t chunk;
+	int ret;
+
+	rdmig_decode_register(in, &r);
+	b = checked_block(d, "REGISTER_REQUEST", rec, r.block_index);
+	if (!b)
+		return RDMIG_ERANGE;
+	if (r.key < b->offset || r.key - b->offset >= b->length)
+		return engine_abort(d->c, RDMIG_ERANGE,
+				    "REGISTER_REQUEST record %u: address 0x%llx is outside block %u "
+				    "(%s: offset 0x%llx, %llu bytes)", rec, (unsigned long long)r.key,
+				    r.block_index, b->name, (unsigned long long)b->offset,
+				    (unsigned long long)b->length);
+	rel = r.key - b->offset;
+	chunk = (uint32_t)(rel >> RDMIG_CHUNK_SHIFT);
+	if (r.chunks == 0 || r.chunks > b->nchunks - chunk)
+		return engine_abort(d->c, RDMIG_ERANGE,
+				    "REGISTER_REQUEST record %u: %llu chunks from chunk %u of block "
+				    "%u, which has %u", rec, (unsigned long long)r.chunks, chunk,
+				    r.block_index, b->nchunks);
+	ret = register_chunks(d, b, chunk, (uint32_t)r.chunks, &res.rkey);
+	if (ret)
+		return engine_abort_keep(d->c, ret);
+	res.host_addr = (uintptr_t)b->host; /* the block start, as QEMU answers */
+	rdmig_encode_register_result(&res, out);
+	return 0;
+}
+
+static int handle_register(struct rdmig_dest *d, const struct rdmig_msg *m)
+{
+	const uint8_t *in = m->payload;
+
+	for (uint32_t i = 0; i < m->repeat; i++) {
+		int ret = serve_register(d, i, in + (size_t)i * RDMIG_REGISTER_SIZE,
+					 d->scratch + (size_t)i * RDMIG_REGISTER_RESULT_SIZE);
+		if (ret)
+			return ret;
+	}
+	d->st.register_requests++;
+	return rdmig_reply(d->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_RESULT, m->repeat,
+						     m->repeat * RDMIG_REGISTER_RESULT_SIZE,
+						     d->scratch});
+}
+
+/* UNREGISTER: key is a chunk number.  Only a chunk registered on its own
+ * is released; a region shared with other chunks stays until the end. */
+static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
+{
+	for (uint32_t i = 0; i < m->repeat; i++) {
+		struct rdmig_register r;
+		struct dst_block *b;
+		struct ibv_mr *mr;
+
+		rdmig_decode_register((const uint8_t *)m->payload + (size_t)i * RDMIG_REGISTER_SIZE, &r);
+		b = checked_block(d, "UNREGISTER_REQUEST", i, r.block_index);
+		if (!b)
+			return RDMIG_ERANGE;
+		if (r.key >= b->nchunks)
+			return engine_abort(d->c, RDMIG_ERANGE,
+					    "UNREGISTER_REQUEST record %u: chunk %llu of block %u, "
+					    "which has %u", i, (unsigned long long)r.key,
+					    r.block_index, b->nchunks);
+		mr = b->chunk_mr[r.key];
+		if (mr && mr->length == engine_chunk_len(b->length, (uint32_t)r.key)) {
+			for (size_t k = 0; k < d->nmrs; k++)
+				if (d->mrs[k] == mr)
+					d->mrs[k] = d->mrs[--d->nmrs];
+			ibv_dereg_mr(mr);
+			b->chunk_mr[r.key] = NULL;
+		}
+	}
+	return rdmig_reply(d->c, &(struct rdmig_msg){RDMIG_MSG_UNREGISTER_FINISHED, 1, 0, NULL});
+}
+
+/* COMPRESS: zero a range, after checking it lies inside its block. */
+static int handle_compress(struct rdmig_dest *d, const struct rdmig_msg *m)
+{
+	for (uint32_t i = 0; i < m->repeat; i++) {
+		struct rdmig_compress cp;
+		struct dst_block *b;
+		uint64_t rel;
+
+		rdmig_decode_compress((const uint8_t *)m->payload + (size_t)i * RDMIG_COMPRESS_SIZE, &cp);
+		b = checked_block(d, "COMPRESS", i, cp.block_index);
+		if (!b)
+			return RDMIG_ERANGE;
+		if (cp.value != 0)
+			return engine_abort(d->c, RDMIG_EPROTO,
+					    "COMPRESS record %u: value %u (only 0, zero the range, "
+					    "is defined)", i, cp.value);
+		rel = cp.offset - b->offset;
+		if (cp.offset < b->offset || rel > b->length || cp.length > b->length - rel)
+			return engine_abort(d->c, RDMIG_ERANGE,
+					    "COMPRESS record %u: range 0x%llx+%llu is outside block "
+					    "%u (%s: offset 0x%llx, %llu bytes)", i,
+					    (unsigned long long)cp.offset, (unsigned long long)cp.length,
+					    cp.block_index, b->name, (unsigned long long)b->offset,
+					    (unsigned long long)b->length);
+		memset(b->host + rel, 0, cp.length);
+		d->st.bytes_compressed += cp.length;
+	}
+	return 0;
+}
+
+/* --------------------------------------------------------- the loop -- */
+
+static int blocks_request(struct rdmig_dest *d, struct rdmig_event *ev, bool *ret_now)
+{
+	if (d->blocks_sent)
+		return engine_abort(d->c, RDMIG_EPROTO, "a second RAM_BLOCKS_REQUEST");
+	if (d->have_blocks)
+		return reply_blocks(d);
+	d->blocks_pending = true;
+	*ev = (struct rdmig_event){.type = RDMIG_EV_BLOCKS_NEEDED};
+	*ret_now = true;
+	return 0;
+}
+
+/* Handle one message; *ret_now when it produced an event for the caller. */
+static int dispatch(struct rdmig_dest *d, const struct rdmig_msg *m, struct rdmig_event *ev,
+		    bool *ret_now)
+{
+	switch (m->type) {
+	case RDMIG_MSG_QEMU_FILE:
+		d->st.stream_bytes += m->len;
+		*ev = (struct rdmig_event){RDMIG_EV_STREAM, m->payload, m->len};
+		*ret_now = true;
+		return 0;
+	case RDMIG_MSG_RAM_BLOCKS_REQUEST:
+		return blocks_request(d, ev, ret_now);
+	case RDMIG_MSG_REGISTER_REQUEST:
+		return handle_register(d, m);
+	case RDMIG_MSG_UNREGISTER_REQUEST:
+		return handle_unregister(d, m);
+	case RDMIG_MSG_COMPRESS:
+		return handle_compress(d, m);
+	case RDMIG_MSG_REGISTER_FINISHED:
+		d->st.iterations++;
+		*ev = (struct rdmig_event){.type = RDMIG_EV_ITERATION_DONE};
+		*ret_now = true;
+		return 0;
+	default:
+		return engine_abort(d->c, RDMIG_EPROTO, "the destination does not accept %s",
+				    rdmig_msg_type_name(m->type));
+	}
+}
+
+int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev)
+{
+	if (d->blocks_pending) {
+		int ret;
+		if (!d->have_blocks)
+			return engine_abort(d->c, RDMIG_ESTATE, "the source asked for RAM blocks, "
+					    "and none were given (rdmig_dest_set_blocks)");
+		ret = reply_blocks(d);
+		if (ret)
+			return ret;
+	}
+	for (;;) {
+		struct rdmig_msg m;
+		bool ret_now = false;
+		int ret = rdmig_recv(d->c, RDMIG_MSG_NONE, &m);
+
+		if (ret == RDMIG_EDISCONNECTED) {
+			*ev = (struct rdmig_event){.type = RDMIG_EV_END};
+			return 0;
+		}
+		if (ret == RDMIG_EMSG_SHORT || ret == RDMIG_EMSG_LEN || ret == RDMIG_EMSG_SIZE ||
+		    ret == RDMIG_EMSG_REPEAT || ret == RDMIG_EMSG_REPEAT_LEN || ret == RDMIG_EMSG_TYPE)
+			rdmig_send_error(d->c);
+		if (ret)
+			return ret;
+		ret = dispatch(d, &m, ev, &ret_now);
+		if (ret || ret_now)
+			return ret;
+	}
+}
+
+void rdmig_dest_stats(const struct rdmig_dest *d, struct rdmig_engine_stats *out)
+{
+	*out = d->st;
+}

@@ -1,0 +1,129 @@
+/* engine.c - helpers shared by source.c and dest.c. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "engine.h"
+
+/* Blocks per side: the most a RAM_BLOCKS_RESULT can describe in one message. */
+#define ENGINE_MAX_BLOCKS RDMIG_MAX_REPEAT
+
+int engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n)
+{
+	if (!c->established)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE, "the connection is not established");
+	if (n > ENGINE_MAX_BLOCKS || (n && !blocks))
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
+				   "%zu RAM blocks (at most %u)", n, ENGINE_MAX_BLOCKS);
+	for (size_t i = 0; i < n; i++) {
+		const struct rdmig_block *b = &blocks[i];
+		if (b->length && !b->host)
+			return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
+					   "block %zu (%s) has %llu bytes and no memory", i,
+					   b->name ? b->name : "?", (unsigned long long)b->length);
+		/* a chunk number must fit the 32 bits of our bookkeeping */
+		if (b->length > ((uint64_t)UINT32_MAX << RDMIG_CHUNK_SHIFT))
+			return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
+					   "block %zu is too large (%llu bytes)", i,
+					   (unsigned long long)b->length);
+	}
+	return 0;
+}
+
+int engine_abort_keep(struct rdmig_conn *c, int code)
+{
+	rdmig_send_error(c); /* keeps c->errmsg */
+	return code;
+}
+
+int engine_abort(struct rdmig_conn *c, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
+	va_end(ap);
+	rdmig__log(&c->opts, RDMIG_LOG_ERROR, "%s", c->errmsg);
+	return engine_abort_keep(c, code);
+}
+
+int engine_reg_failed(struct rdmig_conn *c, const char *what, const char *name, uint64_t len)
+{
+	int err = errno;
+	return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+			   "cannot register %s %s (%llu bytes): %s%s", what, name,
+			   (unsigned long long)len, strerror(err),
+			   err == ENOMEM || err == EPERM || err == EFAULT
+				   ? " (is the locked-memory limit, ulimit -l, high enough?)"
+				   : "");
+}
+
+bool engine_is_zero(const uint8_t *p, uint64_t len)
+{
+	uint64_t i = 0, acc = 0;
+
+	for (; i < len && ((uintptr_t)(p + i) & 7); i++)
+		if (p[i])
+			return false;
+	/* eight words at a time, stopping at the first non-zero block */
+	for (; i + 64 <= len; i += 64) {
+		const uint64_t *w = (const uint64_t *)(const void *)(p + i);
+		acc = w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7];
+		if (acc)
+			return false;
+	}
+	for (; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+double engine_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int latency_log_add(struct latency_log *l, double us)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		double *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return 0; /* statistics are not worth failing a migration */
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = us;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+void latency_log_percentiles(const struct latency_log *l, double *p50, double *p99)
+{
+	double *v;
+
+	*p50 = *p99 = 0;
+	if (!l->n || !(v = malloc(l->n * sizeof(*v))))
+		return;
+	memcpy(v, l->v, l->n * sizeof(*v));
+	qsort(v, l->n, sizeof(*v), cmp_double);
+	*p50 = v[l->n / 2];
+	*p99 = v[(l->n * 99) / 100 < l->n ? (l->n * 99) / 100 : l->n - 1];
+	free(v);
+}
+
+void latency_log_free(struct latency_log *l)
+{
+	free(l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+}

@@ -1,0 +1,51 @@
+/* engine.h - what the source and the destination of a migration share. */
+#ifndef RDMIG_ENGINE_H
+#define RDMIG_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "conn.h"
+
+/* Chunks of a block of len bytes (the last may be short). */
+static inline uint32_t engine_chunk_count(uint64_t len)
+{
+	return (uint32_t)((len + RDMIG_CHUNK_SIZE - 1) >> RDMIG_CHUNK_SHIFT);
+}
+
+/* Bytes of chunk `chunk` of a block of len bytes. */
+static inline uint64_t engine_chunk_len(uint64_t len, uint32_t chunk)
+{
+	uint64_t start = (uint64_t)chunk << RDMIG_CHUNK_SHIFT;
+	return len - start < RDMIG_CHUNK_SIZE ? len - start : RDMIG_CHUNK_SIZE;
+}
+
+static inline uint64_t engine_align_chunk(uint64_t v)
+{
+	return (v + RDMIG_CHUNK_SIZE - 1) & ~(RDMIG_CHUNK_SIZE - 1);
+}
+
+/* Validate a caller's block list (count, names, memory, lengths). */
+int engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n);
+
+/* Record the error, tell the peer (ERROR, best effort), return code. */
+int engine_abort(struct rdmig_conn *c, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The same, keeping the message already in c->errmsg. */
+int engine_abort_keep(struct rdmig_conn *c, int code);
+
+/* ibv_reg_mr failed: say how much and hint at ulimit -l. */
+int engine_reg_failed(struct rdmig_conn *c, const char *what, const char *name, uint64_t len);
+
+bool engine_is_zero(const uint8_t *p, uint64_t len);
+double engine_now_us(void);
+
+/* A growing list of latencies (microseconds) and their percentiles. */
+struct latency_log {
+	double *v;
+	size_t n, cap;
+};
+int latency_log_add(struct latency_log *l, double us);
+void latency_log_percentiles(const struct latency_log *l, double *p50, double *p99);
+void latency_log_free(struct latency_log *l);
+
+#endif

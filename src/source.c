@@ -1,0 +1,397 @@
+/*
+ * source.c - the sending side of a migration.
+ *
+ * Setup asks the destination for its blocks (RAM_BLOCKS_REQUEST) and checks
+ * them against ours.  Then every range the caller hands to
+ * rdmig_source_write() is merged with its neighbours into as few RDMA
+ * WRITEs as possible.  With dynamic registration each write stays inside
+ * one 1 MiB chunk, which the destination registers on request
+ * (REGISTER_REQUEST -> REGISTER_RESULT, keys cached per chunk) unless the
+ * range is all zero and the chunk is not registered yet: then a COMPRESS
+ * message zeroes it on the far side and no data moves.  With PIN_ALL the
+ * destination registered everything up front and writes may span chunks.
+ *
+ * Writes are signaled selectively (conn_post_write); the last write of an
+ * iteration is always signaled, so waiting for it drains them all.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "completion.h"
+#include "engine.h"
+#include "wrid.h"
+
+struct src_block {
+	char *name;
+	uint8_t *host;
+	uint64_t length;
+	uint32_t nchunks;
+	struct ibv_mr **local_mr; /* per chunk (dynamic registration) */
+	struct ibv_mr *block_mr;  /* the whole block (PIN_ALL) */
+	uint32_t *remote_rkey;    /* per chunk, valid where remote_ok */
+	uint8_t *remote_ok;       /* per chunk: the destination registered it */
+	uint64_t remote_host;     /* destination address of the block start */
+	uint64_t remote_offset;   /* destination RAM offset of the block */
+	uint32_t remote_block_rkey;
+};
+
+struct pending_write {
+	bool active;
+	uint32_t block;
+	uint64_t offset, len;
+};
+
+struct rdmig_source {
+	struct rdmig_conn *c;
+	struct src_block *blocks;
+	size_t nblocks;
+	bool pin_all;
+	bool set_up;
+	struct pending_write pending;
+	struct rdmig_engine_stats st;
+	struct latency_log rtt;
+};
+
+static void free_block(struct src_block *b)
+{
+	for (uint32_t i = 0; b->local_mr && i < b->nchunks; i++)
+		if (b->local_mr[i])
+			ibv_dereg_mr(b->local_mr[i]);
+	if (b->block_mr)
+		ibv_dereg_mr(b->block_mr);
+	free(b->local_mr);
+	free(b->remote_rkey);
+	free(b->remote_ok);
+	free(b->name);
+}
+
+void rdmig_source_destroy(struct rdmig_source *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; s->blocks && i < s->nblocks; i++)
+		free_block(&s->blocks[i]);
+	free(s->blocks);
+	latency_log_free(&s->rtt);
+	free(s);
+}
+
+static int init_block(struct src_block *b, const struct rdmig_block *in)
+{
+	b->name = strdup(in->name ? in->name : "");
+	b->host = in->host;
+	b->length = in->length;
+	b->nchunks = engine_chunk_count(in->length);
+	b->local_mr = calloc(b->nchunks ? b->nchunks : 1, sizeof(*b->local_mr));
+	b->remote_rkey = calloc(b->nchunks ? b->nchunks : 1, sizeof(*b->remote_rkey));
+	b->remote_ok = calloc(b->nchunks ? b->nchunks : 1, 1);
+	return b->name && b->local_mr && b->remote_rkey && b->remote_ok ? 0 : RDMIG_ENOMEM;
+}
+
+int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t nblocks,
+			struct rdmig_source **out)
+{
+	struct rdmig_source *s;
+	int ret;
+
+	*out = NULL;
+	ret = engine_check_blocks(c, blocks, nblocks);
+	if (ret)
+		return ret;
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->blocks = calloc(nblocks ? nblocks : 1, sizeof(*s->blocks)))) {
+		free(s);
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM, "cannot allocate the source");
+	}
+	s->c = c;
+	s->nblocks = nblocks;
+	s->pin_all = c->caps.flags & RDMIG_CAP_PIN_ALL;
+	for (size_t i = 0; i < nblocks; i++) {
+		if (init_block(&s->blocks[i], &blocks[i])) {
+			rdmig_source_destroy(s);
+			return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM,
+					   "cannot allocate block %zu", i);
+		}
+	}
+	*out = s;
+	return 0;
+}
+
+const char *rdmig_source_errmsg(const struct rdmig_source *s)
+{
+	return s->c->errmsg;
+}
+
+int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		uint32_t n = len > RDMIG_MAX_STREAM_CHUNK ? RDMIG_MAX_STREAM_CHUNK : (uint32_t)len;
+		int ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, n, p});
+		if (ret)
+			return ret;
+		s->st.stream_bytes += n;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------- setup -- */
+
+/* Source memory is only read by the HCA: no access flags beyond local read,
+ * which also lets read-only file mappings be registered. */
+static struct ibv_mr *register_local(struct rdmig_source *s, void *addr, uint64_t len)
+{
+	return ibv_reg_mr(s->c->pd, addr, len, 0);
+}
+
+static int pin_all_local(struct rdmig_source *s)
+{
+	for (size_t i = 0; i < s->nblocks; i++) {
+		struct src_block *b = &s->blocks[i];
+		if (!b->length)
+			continue;
+		b->block_mr = register_local(s, b->host, b->length);
+		if (!b->block_mr)
+			return engine_reg_failed(s->c, "source block", b->name, b->length);
+		s->st.chunks_registered += b->nchunks;
+	}
+	return 0;
+}
+
+static int take_dest_blocks(struct rdmig_source *s, const struct rdmig_msg *reply)
+{
+	size_t count = reply->len / RDMIG_DEST_BLOCK_SIZE; /* QEMU sends repeat 1: count by len */
+	const uint8_t *p = reply->payload;
+
+	if (count != s->nblocks)
+		return engine_abort(s->c, RDMIG_ERANGE,
+				    "the destination has %zu RAM blocks, the source %zu", count,
+				    s->nblocks);
+	for (size_t i = 0; i < count; i++) {
+		struct rdmig_dest_block db;
+		struct src_block *b = &s->blocks[i];
+
+		rdmig_decode_dest_block(p + i * RDMIG_DEST_BLOCK_SIZE, &db);
+		if (db.length != b->length)
+			return engine_abort(s->c, RDMIG_ERANGE,
+					    "RAM block %zu (%s): the destination's is %llu bytes, "
+					    "the source's %llu", i, b->name,
+					    (unsigned long long)db.length,
+					    (unsigned long long)b->length);
+		b->remote_host = db.remote_host_addr;
+		b->remote_offset = db.offset;
+		b->remote_block_rkey = db.remote_rkey;
+	}
+	return 0;
+}
+
+int rdmig_source_setup(struct rdmig_source *s)
+{
+	struct rdmig_msg reply;
+	int ret;
+
+	if (s->set_up)
+		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_ESTATE,
+				   "rdmig_source_setup was already called");
+	ret = conn_request_send(s->c, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL});
+	/* Pin our own memory while the destination pins its. */
+	if (!ret && s->pin_all)
+		ret = pin_all_local(s);
+	if (!ret)
+		ret = conn_request_reply(s->c, RDMIG_MSG_RAM_BLOCKS_RESULT, &reply);
+	if (!ret)
+		ret = take_dest_blocks(s, &reply);
+	s->set_up = !ret;
+	return ret;
+}
+
+/* ---------------------------------------------------------------- writes -- */
+
+static int send_compress(struct rdmig_source *s, const struct pending_write *w)
+{
+	struct src_block *b = &s->blocks[w->block];
+	struct rdmig_compress comp = {
+		.value = 0,
+		.block_index = w->block,
+		.offset = b->remote_offset + w->offset,
+		.length = w->len,
+	};
+	uint8_t rec[RDMIG_COMPRESS_SIZE];
+	int ret;
+
+	rdmig_encode_compress(&comp, rec);
+	ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_COMPRESS, 1, sizeof(rec), rec});
+	if (!ret)
+		s->st.bytes_compressed += w->len;
+	return ret;
+}
+
+static int register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk)
+{
+	uint64_t start = (uint64_t)chunk << RDMIG_CHUNK_SHIFT;
+
+	if (b->local_mr[chunk])
+		return 0;
+	b->local_mr[chunk] = register_local(s, b->host + start, engine_chunk_len(b->length, chunk));
+	if (!b->local_mr[chunk])
+		return engine_reg_failed(s->c, "source chunk", b->name,
+					 engine_chunk_len(b->length, chunk));
+	s->st.chunks_registered++;
+	return 0;
+}
+
+/* REGISTER_REQUEST for one chunk; our own chunk is registered meanwhile. */
+static int register_remote_chunk(struct rdmig_source *s, uint32_t bi, uint64_t offset)
+{
+	struct src_block *b = &s->blocks[bi];
+	uint32_t chunk = (uint32_t)(offset >> RDMIG_CHUNK_SHIFT);
+	struct rdmig_register reg = {.key = b->remote_offset + offset, .block_index = bi, .chunks = 1};
+	struct rdmig_register_result res;
+	struct rdmig_msg reply;
+	uint8_t rec[RDMIG_REGISTER_SIZE];
+	double t0 = engine_now_us();
+	int ret;
+
+	rdmig_encode_register(&reg, rec);
+	ret = conn_request_send(s->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1,
+							  sizeof(rec), rec});
+	if (!ret)
+		ret = register_local_chunk(s, b, chunk);
+	if (!ret)
+		ret = conn_request_reply(s->c, RDMIG_MSG_REGISTER_RESULT, &reply);
+	if (ret)
+		return ret;
+	if (reply.repeat != 1)
+		return engine_abort(s->c, RDMIG_EPROTO,
+				    "REGISTER_RESULT with repeat %u for a request of 1", reply.repeat);
+	rdmig_decode_register_result(reply.payload, &res);
+	b->remote_rkey[chunk] = res.rkey;
+	b->remote_ok[chunk] = 1;
+	b->remote_host = res.host_addr; /* the block start, as QEMU reports it */
+	s->st.register_requests++;
+	return latency_log_add(&s->rtt, engine_now_us() - t0);
+}
+
+/* Post the pending merged range: COMPRESS, or register if needed and write. */
+static int flush_pending(struct rdmig_source *s, bool last)
+{
+	struct pending_write w = s->pending;
+	struct src_block *b = &s->blocks[w.block];
+	uint32_t chunk = (uint32_t)(w.offset >> RDMIG_CHUNK_SHIFT);
+	uint32_t lkey, rkey;
+	int ret = 0;
+
+	if (!w.active)
+		return 0;
+	s->pending.active = false;
+	if (s->pin_all) {
+		lkey = b->block_mr->lkey;
+		rkey = b->remote_block_rkey;
+	} else {
+		if (!b->remote_ok[chunk]) {
+			if (engine_is_zero(b->host + w.offset, w.len))
+				return send_compress(s, &w);
+			ret = register_remote_chunk(s, w.block, w.offset);
+		}
+		if (!ret)
+			ret = register_local_chunk(s, b, chunk);
+		if (ret)
+			return ret;
+		lkey = b->local_mr[chunk]->lkey;
+		rkey = b->remote_rkey[chunk];
+	}
+	ret = conn_post_write(s->c, b->host + w.offset, (uint32_t)w.len, lkey,
+			      b->remote_host + w.offset, rkey, last,
+			      wrid_make(WRID_WRITE, w.block, chunk));
+	if (!ret) {
+		s->st.writes_posted++;
+		s->st.bytes_written += w.len;
+	}
+	return ret;
+}
+
+static bool can_merge(const struct rdmig_source *s, uint32_t bi, uint64_t offset, uint64_t len)
+{
+	const struct pending_write *p = &s->pending;
+
+	if (!p->active || p->block != bi || p->offset + p->len != offset ||
+	    p->len + len > RDMIG_MAX_MERGE)
+		return false;
+	/* dynamic registration: one rkey per chunk, so one chunk per write */
+	return s->pin_all || (p->offset >> RDMIG_CHUNK_SHIFT) == (offset >> RDMIG_CHUNK_SHIFT);
+}
+
+static int queue_range(struct rdmig_source *s, uint32_t bi, uint64_t offset, uint64_t len)
+{
+	int ret;
+
+	if (can_merge(s, bi, offset, len)) {
+		s->pending.len += len;
+		return 0;
+	}
+	ret = flush_pending(s, false);
+	if (!ret)
+		s->pending = (struct pending_write){true, bi, offset, len};
+	return ret;
+}
+
+int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, uint64_t len)
+{
+	struct src_block *b;
+
+	if (!s->set_up)
+		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_ESTATE,
+				   "rdmig_source_write before rdmig_source_setup");
+	if (block >= s->nblocks)
+		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_EINVAL,
+				   "block %u does not exist (%zu blocks)", block, s->nblocks);
+	b = &s->blocks[block];
+	if (offset > b->length || len > b->length - offset)
+		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_EINVAL,
+				   "range %llu+%llu is outside block %s (%llu bytes)",
+				   (unsigned long long)offset, (unsigned long long)len, b->name,
+				   (unsigned long long)b->length);
+	/* split at chunk boundaries; queue_range merges what may be merged */
+	while (len) {
+		uint64_t chunk_end = ((offset >> RDMIG_CHUNK_SHIFT) + 1) << RDMIG_CHUNK_SHIFT;
+		uint64_t piece = chunk_end - offset < len ? chunk_end - offset : len;
+		int ret = queue_range(s, block, offset, piece);
+		if (ret)
+			return ret;
+		offset += piece;
+		len -= piece;
+	}
+	return 0;
+}
+
+static bool all_sends_done(const struct rdmig_conn *c, const void *arg)
+{
+	return conn_sq_outstanding(c) == 0;
+}
+
+int rdmig_source_end_iteration(struct rdmig_source *s)
+{
+	int ret;
+
+	if (!s->set_up)
+		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_ESTATE,
+				   "rdmig_source_end_iteration before rdmig_source_setup");
+	ret = flush_pending(s, true);
+	if (!ret)
+		ret = conn_wait(s->c, all_sends_done, NULL, "the RDMA writes to complete");
+	if (!ret)
+		ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
+	if (!ret)
+		s->st.iterations++;
+	return ret;
+}
+
+void rdmig_source_stats(const struct rdmig_source *s, struct rdmig_engine_stats *out)
+{
+	*out = s->st;
+	out->writes_signaled = s->c->writes_signaled;
+	latency_log_percentiles(&s->rtt, &out->register_rtt_p50_us, &out->register_rtt_p99_us);
+}

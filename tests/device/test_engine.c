@@ -1,0 +1,341 @@
+/*
+ * test_engine.c - the migration engine on real devices: blocks of every
+ * shape arrive byte for byte, with dynamic registration and with PIN_ALL;
+ * zero chunks travel as COMPRESS; a second iteration re-sends changed
+ * pages; a block-count mismatch and out-of-range requests are refused.
+ *
+ * The destination's memory starts as garbage (0xAA), so a missed COMPRESS
+ * or write shows up as a difference.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "devenv.h"
+
+#define MIB (1024u * 1024u)
+#define PAGE 4096u
+
+struct shape {
+	const char *name;
+	uint64_t length;
+};
+
+static const struct shape shapes[] = {
+	{"random", 3 * MIB + 123},
+	{"zero", 2 * MIB},
+	{"sparse", 5 * MIB},
+	{"empty", 0},
+	{"small", 5000},
+};
+#define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
+
+/* The content of block i in iteration `iter` (1 or 2). */
+static void make_content(uint8_t *p, size_t i, int iter)
+{
+	uint64_t len = shapes[i].length;
+
+	memset(p, 0, len);
+	if (!strcmp(shapes[i].name, "random") || !strcmp(shapes[i].name, "small"))
+		fill_pattern(p, len, (uint32_t)(100 + i));
+	if (!strcmp(shapes[i].name, "sparse")) {
+		fill_pattern(p + 3 * PAGE, PAGE, 7);           /* chunk 0 */
+		fill_pattern(p + 2 * MIB + 2 * PAGE, 100, 8);  /* chunk 2 */
+	}
+	if (iter == 2) {
+		if (!strcmp(shapes[i].name, "random")) {
+			fill_pattern(p + MIB + 5 * PAGE, PAGE, 9); /* changed page */
+			memset(p + 2 * PAGE, 0, PAGE);             /* page now zero */
+		}
+		if (!strcmp(shapes[i].name, "sparse"))
+			fill_pattern(p + 4 * MIB + PAGE, PAGE, 10); /* data in a zero chunk */
+	}
+}
+
+/* Pages that differ between iteration 1 and 2 (what iteration 2 sends). */
+static const struct {
+	size_t block;
+	uint64_t offset, len;
+} changed[] = {
+	{0, MIB + 5 * PAGE, PAGE},
+	{0, 2 * PAGE, PAGE},
+	{2, 4 * MIB + PAGE, PAGE},
+};
+
+struct engine_arg {
+	int iterations;
+	size_t dest_blocks; /* how many blocks the destination offers */
+	int expect_fail;    /* destination expects the migration to be refused */
+};
+
+static void *garbage_block(uint64_t len)
+{
+	void *p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0xAA, len);
+	return p;
+}
+
+static void dest_engine(struct rdmig_conn *c, void *argp)
+{
+	const struct engine_arg *a = argp;
+	struct rdmig_block blocks[NSHAPES];
+	struct rdmig_dest *d = NULL;
+	struct rdmig_event ev;
+	struct rdmig_engine_stats st;
+	struct rdmig_caps caps;
+	int iterations = 0, ended = 0;
+	char stream[64] = "";
+	size_t got = 0;
+
+	for (size_t i = 0; i < a->dest_blocks; i++)
+		blocks[i] = (struct rdmig_block){shapes[i].name, garbage_block(shapes[i].length),
+						 shapes[i].length, 0};
+	CHECK_OK(rdmig_dest_create(c, &d));
+	while (!ended) {
+		int ret = rdmig_dest_next(d, &ev);
+		if (a->expect_fail && ret == RDMIG_EPEER)
+			break; /* the source refused our blocks */
+		CHECK_OK(ret);
+		switch (ev.type) {
+		case RDMIG_EV_STREAM:
+			CHECK(got + ev.len < sizeof(stream));
+			memcpy(stream + got, ev.data, ev.len);
+			got += ev.len;
+			break;
+		case RDMIG_EV_BLOCKS_NEEDED:
+			CHECK_OK(rdmig_dest_set_blocks(d, blocks, a->dest_blocks));
+			break;
+		case RDMIG_EV_ITERATION_DONE:
+			iterations++;
+			break;
+		case RDMIG_EV_END:
+			ended = 1;
+			break;
+		}
+	}
+	if (!a->expect_fail) {
+		CHECK_EQ(iterations, a->iterations);
+		CHECK(!strcmp(stream, "begin;end"));
+		for (size_t i = 0; i < NSHAPES; i++) {
+			uint8_t *want = malloc(shapes[i].length + 1);
+			make_content(want, i, a->iterations);
+			CHECK_MEM_EQ(blocks[i].host, want, shapes[i].length);
+			free(want);
+		}
+		rdmig_dest_stats(d, &st);
+		CHECK_EQ(st.iterations, a->iterations);
+		rdmig_conn_caps(c, &caps);
+		/* dynamic: the zero block and the zero chunks of "sparse" went as COMPRESS */
+		if (!(caps.flags & RDMIG_CAP_PIN_ALL))
+			CHECK(st.bytes_compressed >= 2 * MIB + 3 * MIB);
+		else
+			CHECK_EQ(st.bytes_compressed, 0);
+	}
+	rdmig_dest_destroy(d);
+}
+
+/* Send every block whole (the library finds the zero chunks). */
+static int send_all(struct rdmig_source *s)
+{
+	for (size_t i = 0; i < NSHAPES; i++) {
+		int ret = rdmig_source_write(s, (uint32_t)i, 0, shapes[i].length);
+		if (ret)
+			return ret;
+	}
+	return rdmig_source_end_iteration(s);
+}
+
+static void run_engine(const struct dev *dev, bool pin_all, int iterations)
+{
+	struct engine_arg a = {iterations, NSHAPES, 0};
+	struct pair p = {.dev = dev, .dest = dest_engine, .arg = &a};
+	struct rdmig_block blocks[NSHAPES];
+	uint8_t *mem[NSHAPES];
+	struct rdmig_opts o;
+	struct rdmig_conn *c = NULL;
+	struct rdmig_source *s = NULL;
+	struct rdmig_engine_stats st;
+
+	for (size_t i = 0; i < NSHAPES; i++) {
+		mem[i] = malloc(shapes[i].length + 1);
+		make_content(mem[i], i, 1);
+		blocks[i] = (struct rdmig_block){shapes[i].name, mem[i], shapes[i].length, 0};
+	}
+	test_opts(&o);
+	o.pin_all = pin_all;
+	test_opts(&p.dest_opts);
+	p.dest_opts.pin_all = true;
+	CHECK_OK(pair_start(&p));
+	CHECK_OK(test_connect(&p, &o, &c));
+	CHECK_OK(rdmig_source_create(c, blocks, NSHAPES, &s));
+	CHECK_OK(rdmig_source_write_stream(s, "begin;", 6));
+	CHECK_OK(rdmig_source_setup(s));
+	CHECK_OK(send_all(s));
+	if (iterations == 2) {
+		for (size_t i = 0; i < NSHAPES; i++)
+			make_content(mem[i], i, 2);
+		for (size_t k = 0; k < sizeof(changed) / sizeof(changed[0]); k++)
+			CHECK_OK(rdmig_source_write(s, (uint32_t)changed[k].block, changed[k].offset,
+						    changed[k].len));
+		CHECK_OK(rdmig_source_end_iteration(s));
+	}
+	CHECK_OK(rdmig_source_write_stream(s, "end", 4));
+	rdmig_source_stats(s, &st);
+	CHECK(st.writes_posted > 0);
+	CHECK(st.writes_signaled <= st.writes_posted);
+	if (!pin_all)
+		CHECK(st.register_requests > 0);
+	else
+		CHECK_EQ(st.register_requests, 0);
+	rdmig_source_destroy(s);
+	rdmig_conn_destroy(c);
+	CHECK_OK(pair_finish(&p, 120));
+	for (size_t i = 0; i < NSHAPES; i++)
+		free(mem[i]);
+}
+
+DEVICE_TEST(blocks_of_every_shape_dynamic)
+{
+	run_engine(dev, false, 1);
+}
+
+DEVICE_TEST(blocks_of_every_shape_pin_all)
+{
+	run_engine(dev, true, 1);
+}
+
+DEVICE_TEST(second_iteration_resends_changed_pages)
+{
+	run_engine(dev, false, 2);
+}
+
+DEVICE_TEST(second_iteration_pin_all)
+{
+	run_engine(dev, true, 2);
+}
+
+DEVICE_TEST(block_count_mismatch_is_refused)
+{
+	struct engine_arg a = {1, NSHAPES - 1, 1};
+	struct pair p = {.dev = dev, .dest = dest_engine, .arg = &a};
+	struct rdmig_block blocks[NSHAPES];
+	uint8_t *mem[NSHAPES];
+	struct rdmig_opts o;
+	struct rdmig_conn *c = NULL;
+	struct rdmig_source *s = NULL;
+
+	for (size_t i = 0; i < NSHAPES; i++) {
+		mem[i] = calloc(1, shapes[i].length + 1);
+		blocks[i] = (struct rdmig_block){shapes[i].name, mem[i], shapes[i].length, 0};
+	}
+	test_opts(&o);
+	test_opts(&p.dest_opts);
+	CHECK_OK(pair_start(&p));
+	CHECK_OK(test_connect(&p, &o, &c));
+	CHECK_OK(rdmig_source_create(c, blocks, NSHAPES, &s));
+	CHECK_EQ(rdmig_source_setup(s), RDMIG_ERANGE);
+	CHECK_STR_CONTAINS(rdmig_source_errmsg(s), "the destination has 4 RAM blocks, the source 5");
+	rdmig_source_destroy(s);
+	rdmig_conn_destroy(c);
+	CHECK_OK(pair_finish(&p, 60));
+	for (size_t i = 0; i < NSHAPES; i++)
+		free(mem[i]);
+}
+
+/* --------------------------------------- hostile ranges at the destination -- */
+
+struct hostile_arg {
+	uint32_t type;
+	uint8_t rec[RDMIG_COMPRESS_SIZE];
+	const char *want; /* in the destination's error */
+};
+
+static void dest_refuses(struct rdmig_conn *c, void *argp)
+{
+	const struct hostile_arg *h = argp;
+	uint8_t *mem = garbage_block(2 * MIB);
+	struct rdmig_block b = {"ram", mem, MIB, 0}; /* the second MiB is a guard */
+	struct rdmig_dest *d = NULL;
+	struct rdmig_event ev;
+	int ret;
+
+	CHECK_OK(rdmig_dest_create(c, &d));
+	CHECK_OK(rdmig_dest_set_blocks(d, &b, 1));
+	do
+		ret = rdmig_dest_next(d, &ev);
+	while (ret == 0 && ev.type != RDMIG_EV_END);
+	CHECK_EQ(ret, RDMIG_ERANGE);
+	CHECK_STR_CONTAINS(rdmig_dest_errmsg(d), h->want);
+	/* nothing outside the block changed (nor inside: the request was refused) */
+	for (size_t i = 0; i < 2 * MIB; i++)
+		if (mem[i] != 0xAA)
+			CHECK_FAIL_AT("byte %zu of the destination changed", i);
+	rdmig_dest_destroy(d);
+}
+
+static void run_hostile(const struct dev *dev, struct hostile_arg *h)
+{
+	struct pair p = {.dev = dev, .dest = dest_refuses, .arg = h};
+	struct rdmig_opts o;
+	struct rdmig_conn *c = NULL;
+	struct rdmig_msg reply;
+	uint32_t len = h->type == RDMIG_MSG_COMPRESS ? RDMIG_COMPRESS_SIZE : RDMIG_REGISTER_SIZE;
+	int ret;
+
+	test_opts(&o);
+	test_opts(&p.dest_opts);
+	CHECK_OK(pair_start(&p));
+	CHECK_OK(test_connect(&p, &o, &c));
+	CHECK_OK(rdmig_request(c, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL},
+			       RDMIG_MSG_RAM_BLOCKS_RESULT, &reply));
+	if (h->type == RDMIG_MSG_COMPRESS) {
+		CHECK_OK(rdmig_send(c, &(struct rdmig_msg){h->type, 1, len, h->rec}));
+		/* the destination answers our next send's READY wait with ERROR */
+		ret = rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
+	} else {
+		ret = rdmig_request(c, &(struct rdmig_msg){h->type, 1, len, h->rec},
+				    RDMIG_MSG_REGISTER_RESULT, &reply);
+	}
+	CHECK_EQ(ret, RDMIG_EPEER);
+	rdmig_conn_destroy(c);
+	CHECK_OK(pair_finish(&p, 60));
+}
+
+DEVICE_TEST(compress_beyond_the_block_is_refused)
+{
+	struct hostile_arg h = {.type = RDMIG_MSG_COMPRESS, .want = "outside block 0"};
+	struct rdmig_compress cp = {0, 0, MIB - PAGE, 2 * PAGE}; /* runs into the guard */
+
+	rdmig_encode_compress(&cp, h.rec);
+	run_hostile(dev, &h);
+}
+
+DEVICE_TEST(compress_with_huge_length_is_refused)
+{
+	struct hostile_arg h = {.type = RDMIG_MSG_COMPRESS, .want = "outside block 0"};
+	struct rdmig_compress cp = {0, 0, PAGE, UINT64_MAX - PAGE + 1}; /* wraps around */
+
+	rdmig_encode_compress(&cp, h.rec);
+	run_hostile(dev, &h);
+}
+
+DEVICE_TEST(register_of_a_missing_block_is_refused)
+{
+	struct hostile_arg h = {.type = RDMIG_MSG_REGISTER_REQUEST, .want = "block index 7"};
+	struct rdmig_register r = {.key = 0, .block_index = 7, .chunks = 1};
+
+	rdmig_encode_register(&r, h.rec);
+	run_hostile(dev, &h);
+}
+
+DEVICE_TEST(register_beyond_the_block_is_refused)
+{
+	struct hostile_arg h = {.type = RDMIG_MSG_REGISTER_REQUEST, .want = "chunks from chunk 0"};
+	struct rdmig_register r = {.key = 0, .block_index = 0, .chunks = 2};
+
+	rdmig_encode_register(&r, h.rec);
+	run_hostile(dev, &h);
+}
+
+CHECK_MAIN()
