@@ -157,16 +157,17 @@ static void run_engine(const struct dev *dev, bool pin_all, int iterations)
 	struct rdmig_source *s = NULL;
 	struct rdmig_engine_stats st;
 
-	for (size_t i = 0; i < NSHAPES; i++) {
-		mem[i] = malloc(shapes[i].length + 1);
-		make_content(mem[i], i, 1);
-		blocks[i] = (struct rdmig_block){shapes[i].name, mem[i], shapes[i].length, 0};
-	}
 	test_opts(&o);
 	o.pin_all = pin_all;
 	test_opts(&p.dest_opts);
 	p.dest_opts.pin_all = true;
 	CHECK_OK(pair_start(&p));
+	/* after the fork: the destination child must not inherit (and leak) these */
+	for (size_t i = 0; i < NSHAPES; i++) {
+		mem[i] = malloc(shapes[i].length + 1);
+		make_content(mem[i], i, 1);
+		blocks[i] = (struct rdmig_block){shapes[i].name, mem[i], shapes[i].length, 0};
+	}
 	CHECK_OK(test_connect(&p, &o, &c));
 	CHECK_OK(rdmig_source_create(c, blocks, NSHAPES, &s));
 	CHECK_OK(rdmig_source_write_stream(s, "begin;", 6));
@@ -225,13 +226,13 @@ DEVICE_TEST(block_count_mismatch_is_refused)
 	struct rdmig_conn *c = NULL;
 	struct rdmig_source *s = NULL;
 
+	test_opts(&o);
+	test_opts(&p.dest_opts);
+	CHECK_OK(pair_start(&p));
 	for (size_t i = 0; i < NSHAPES; i++) {
 		mem[i] = calloc(1, shapes[i].length + 1);
 		blocks[i] = (struct rdmig_block){shapes[i].name, mem[i], shapes[i].length, 0};
 	}
-	test_opts(&o);
-	test_opts(&p.dest_opts);
-	CHECK_OK(pair_start(&p));
 	CHECK_OK(test_connect(&p, &o, &c));
 	CHECK_OK(rdmig_source_create(c, blocks, NSHAPES, &s));
 	CHECK_EQ(rdmig_source_setup(s), RDMIG_ERANGE);
