@@ -203,6 +203,9 @@ struct rdmig_opts {
 	int accept_timeout_ms; /* limit of rdmig_accept (default 0: wait forever) */
 	uint32_t max_send_wr; /* send queue depth (default 512, as QEMU) */
 	uint32_t cap_version; /* capability version to send (tests only; default 1) */
+	int spin_us;          /* busy-poll this long before sleeping in a wait (default 50;
+			       * 0: sleep at once).  A sleeping thread wakes on a timer tick
+			       * on some hosts (emulated CPUs), costing milliseconds. */
 	rdmig_log_fn log;     /* optional; called from the calling thread */
 	void *log_ctx;
 	int log_level;        /* highest level passed to log (default INFO) */
@@ -403,6 +406,7 @@ struct rdmig_probe_row {
 	int result;             /* 0, or the positive errno of the failed create */
 	uint32_t written_back;  /* cap.max_inline_data written back */
 	uint32_t send_sge_back; /* cap.max_send_sge written back */
+	uint64_t queue_bytes;   /* the QP's queue mappings (send + receive), 0 if unknown */
 };
 
 #define RDMIG_PROBE_SIZES 10

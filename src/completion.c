@@ -9,6 +9,13 @@
 
 #define REAP_BATCH 32
 
+static int64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -24,6 +31,7 @@ static const char *wrid_kind_name(enum wrid_kind k)
 	case WRID_RECV_READY: return "control receive (READY slot)";
 	case WRID_RECV_DATA: return "control receive (DATA slot)";
 	case WRID_WRITE: return "RDMA write";
+	case WRID_FLUSH: return "send-queue flush";
 	}
 	return "unknown work request";
 }
@@ -109,6 +117,7 @@ static int dispatch(struct rdmig_conn *c, const struct ibv_wc *wc)
 	case WRID_SEND_COPY:
 	case WRID_SEND_INLINE:
 	case WRID_WRITE:
+	case WRID_FLUSH:
 		dispatch_send(c);
 		return 0;
 	case WRID_RECV_READY:
@@ -222,10 +231,16 @@ int conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const ch
 	int64_t deadline = c->opts.timeout_ms > 0 ? now_ms() + c->opts.timeout_ms : INT64_MAX;
 	int ret;
 
+	int64_t spin_until = c->opts.spin_us > 0 ? now_us() + c->opts.spin_us : 0;
+
 	for (;;) {
 		ret = conn_reap(c);
 		if (ret || cond(c, arg))
 			return ret;
+		/* Busy-poll a little first: most answers come within microseconds,
+		 * and waking from poll(2) can cost a scheduler tick. */
+		if (spin_until && !c->disconnected && now_us() < spin_until)
+			continue;
 		if (c->disconnected)
 			return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
 					   "the peer disconnected while we waited for %s%s%s", what,

@@ -12,6 +12,7 @@ void rdmig_opts_init(struct rdmig_opts *opts)
 	opts->timeout_ms = 60000;
 	opts->max_send_wr = 512;
 	opts->cap_version = RDMIG_CAP_VERSION;
+	opts->spin_us = 50;
 	opts->log_level = RDMIG_LOG_INFO;
 }
 
@@ -42,6 +43,9 @@ int rdmig__opts_copy(struct rdmig_opts *dst, const struct rdmig_opts *src, char 
 	if (src->max_send_wr < 2 || src->max_send_wr > 16384)
 		return rdmig__fail(&defaults, errmsg, RDMIG_EINVAL,
 				   "max_send_wr %u out of range (2..16384)", src->max_send_wr);
+	if (src->spin_us < 0 || src->spin_us > 1000000)
+		return rdmig__fail(&defaults, errmsg, RDMIG_EINVAL,
+				   "spin_us %d out of range (0..1000000)", src->spin_us);
 	if (src->backlog < 1)
 		return rdmig__fail(&defaults, errmsg, RDMIG_EINVAL, "backlog %d must be >= 1",
 				   src->backlog);

@@ -38,16 +38,41 @@ static void probe_destroy(void *arg)
 	d->qp = NULL;
 }
 
+/*
+ * Bytes of this process's mappings of the uverbs device: software
+ * providers (rxe, siw) and most hardware ones map their queues from it, so
+ * the difference across a QP creation is the size of that QP's queues.
+ * 0 when /proc is not there.
+ */
+static uint64_t uverbs_mapped_bytes(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	uint64_t total = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		if (strstr(line, "/dev/infiniband/uverbs") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+			total += hi - lo;
+	}
+	fclose(f);
+	return total;
+}
+
 static void probe_row(struct probe_dev *d, const struct ibv_qp_init_attr *base, uint32_t size,
 		      struct rdmig_probe_row *row)
 {
 	struct ibv_qp_init_attr attr = *base;
+	uint64_t before = uverbs_mapped_bytes();
 
 	attr.cap.max_inline_data = size;
 	row->requested = size;
 	row->result = probe_create(d, &attr);
 	row->written_back = attr.cap.max_inline_data;
 	row->send_sge_back = attr.cap.max_send_sge;
+	row->queue_bytes = row->result ? 0 : uverbs_mapped_bytes() - before;
 	if (!row->result)
 		probe_destroy(d);
 }

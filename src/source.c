@@ -367,11 +367,6 @@ int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, 
 	return 0;
 }
 
-static bool all_sends_done(const struct rdmig_conn *c, const void *arg)
-{
-	return conn_sq_outstanding(c) == 0;
-}
-
 int rdmig_source_end_iteration(struct rdmig_source *s)
 {
 	int ret;
@@ -380,8 +375,8 @@ int rdmig_source_end_iteration(struct rdmig_source *s)
 		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_ESTATE,
 				   "rdmig_source_end_iteration before rdmig_source_setup");
 	ret = flush_pending(s, true);
-	if (!ret)
-		ret = conn_wait(s->c, all_sends_done, NULL, "the RDMA writes to complete");
+	if (!ret) /* every write (and unsignaled control send) completed */
+		ret = conn_flush_sends(s->c, 0);
 	if (!ret)
 		ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
 	if (!ret)

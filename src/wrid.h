@@ -8,6 +8,7 @@
  *
  * Control sends and receives use only the kind; RDMA writes (the migration
  * engine) carry their block and chunk so a failed write can be named.
+ * Inline control sends and most writes are unsignaled (see conn.h).
  */
 #ifndef RDMIG_WRID_H
 #define RDMIG_WRID_H
@@ -20,6 +21,7 @@ enum wrid_kind {
 	WRID_RECV_READY = 3,  /* receive into SLOT_READY */
 	WRID_RECV_DATA = 4,   /* receive into SLOT_DATA */
 	WRID_WRITE = 5,       /* RDMA WRITE of migration data */
+	WRID_FLUSH = 6,       /* zero-length signaled WRITE retiring unsignaled sends */
 };
 
 static inline uint64_t wrid_make(enum wrid_kind kind, uint32_t block, uint32_t chunk)
