@@ -277,7 +277,9 @@ int rdmig_request(struct rdmig_conn *c, const struct rdmig_msg *msg, uint32_t re
 		  struct rdmig_msg *reply);
 int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out);
 int rdmig_reply(struct rdmig_conn *c, const struct rdmig_msg *msg);
-/* Best effort: tell the peer we abort (an ERROR message), ignoring credits. */
+/* Best effort: tell the peer we abort (an ERROR message), taking an owed
+ * READY first if it comes within a second.  Returns 0 when the ERROR was
+ * posted; the connection's errmsg is left as it was. */
 int rdmig_send_error(struct rdmig_conn *c);
 
 /* Counters of one connection, per message type (index = wire type). */

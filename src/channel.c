@@ -337,8 +337,10 @@ int rdmig_send_error(struct rdmig_conn *c)
 	if (c->ready_owed && !c->disconnected)
 		take_owed_ready(c, 1000);
 	ret = post_control(c, &error);
+	/* Give it a moment to leave before a disconnect could flush it; the
+	 * peer may well hang up as soon as it has read it, which is fine. */
 	if (!ret)
-		ret = conn_flush_sends(c, 1000);
+		conn_flush_sends(c, 1000);
 	memcpy(c->errmsg, saved, sizeof(saved));
 	return ret;
 }

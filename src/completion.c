@@ -241,10 +241,15 @@ int conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const ch
 		 * and waking from poll(2) can cost a scheduler tick. */
 		if (spin_until && !c->disconnected && now_us() < spin_until)
 			continue;
-		if (c->disconnected)
-			return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
-					   "the peer disconnected while we waited for %s%s%s", what,
-					   c->disconnect_reason[0] ? ": " : "", c->disconnect_reason);
+		if (c->disconnected) {
+			/* Not necessarily an error: a source ends a migration this way.
+			 * The caller decides; log it at INFO only. */
+			snprintf(c->errmsg, sizeof(c->errmsg),
+				 "the peer disconnected while we waited for %s%s%s", what,
+				 c->disconnect_reason[0] ? ": " : "", c->disconnect_reason);
+			rdmig__log(&c->opts, RDMIG_LOG_INFO, "%s", c->errmsg);
+			return RDMIG_EDISCONNECTED;
+		}
 		/* Arm, then look once more: a completion may have slipped in between. */
 		ret = arm_cqs(c);
 		if (!ret)

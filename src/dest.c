@@ -307,6 +307,23 @@ static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
 	return rdmig_reply(d->c, &(struct rdmig_msg){RDMIG_MSG_UNREGISTER_FINISHED, 1, 0, NULL});
 }
 
+/* Zero a range page by page, skipping pages already zero: reading an
+ * untouched anonymous page does not allocate it, writing would. */
+static void zero_range(uint8_t *p, uint64_t len)
+{
+	const uint64_t page = 4096;
+
+	while (len) {
+		uint64_t n = page - ((uintptr_t)p & (page - 1));
+		if (n > len)
+			n = len;
+		if (!engine_is_zero(p, n))
+			memset(p, 0, n);
+		p += n;
+		len -= n;
+	}
+}
+
 /* COMPRESS: zero a range, after checking it lies inside its block. */
 static int handle_compress(struct rdmig_dest *d, const struct rdmig_msg *m)
 {
@@ -331,7 +348,7 @@ static int handle_compress(struct rdmig_dest *d, const struct rdmig_msg *m)
 					    (unsigned long long)cp.offset, (unsigned long long)cp.length,
 					    cp.block_index, b->name, (unsigned long long)b->offset,
 					    (unsigned long long)b->length);
-		memset(b->host + rel, 0, cp.length);
+		zero_range(b->host + rel, cp.length);
 		d->st.bytes_compressed += cp.length;
 	}
 	return 0;

@@ -49,7 +49,16 @@ static void set_port(struct sockaddr *sa, uint16_t port)
 		((struct sockaddr_in6 *)(void *)sa)->sin6_port = htons(port);
 }
 
-/* Bind and listen on one address; returns 0 or a positive errno. */
+static bool is_ipv6_any(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
+}
+
+/* Bind and listen on one address; returns 0 or a positive errno.  The
+ * IPv6 wildcard is made IPv6-only (and 0.0.0.0 is bound beside it, see
+ * rdmig_listen): iWARP devices (siw) do not take IPv4 connections on an
+ * IPv6 listener. */
 static int listen_one(struct rdmig_listener *l, struct sockaddr *addr, const char **step)
 {
 	struct rdma_cm_id *id;
@@ -60,6 +69,10 @@ static int listen_one(struct rdmig_listener *l, struct sockaddr *addr, const cha
 		return errno;
 	*step = "rdma_set_option(REUSEADDR)";
 	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_REUSEADDR, &one, sizeof(one)))
+		goto fail;
+	*step = "rdma_set_option(AFONLY)";
+	if (is_ipv6_any(addr) &&
+	    rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &one, sizeof(one)))
 		goto fail;
 	/* With port 0, every address shares the port the first bind got. */
 	if (l->port)
@@ -77,6 +90,17 @@ fail:;
 	int err = errno;
 	rdma_destroy_id(id);
 	return err;
+}
+
+/* Beside an IPv6-only wildcard, the IPv4 wildcard on the same port. */
+static void listen_ipv4_any(struct rdmig_listener *l)
+{
+	struct sockaddr_in any4 = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+	const char *step;
+	int e = listen_one(l, (struct sockaddr *)&any4, &step);
+
+	rdmig__log(&l->opts, RDMIG_LOG_DEBUG, "listen on 0.0.0.0 beside [::]: %s",
+		   e ? strerror(e) : "ok");
 }
 
 int rdmig_listen(struct rdmig_listener *l, const char *host, const char *port)
@@ -106,9 +130,10 @@ int rdmig_listen(struct rdmig_listener *l, const char *host, const char *port)
 			   node ? node : "(any)", e ? strerror(e) : "ok");
 		if (e)
 			err = e;
+		if (!e && is_ipv6_any(ai->ai_src_addr) && l->nids < LISTENER_MAX_IDS)
+			listen_ipv4_any(l);
 	}
 	rdma_freeaddrinfo(res);
-	/* "::" also takes IPv4, so a later 0.0.0.0 may be EADDRINUSE: fine. */
 	if (!l->nids)
 		return rdmig__fail(&l->opts, l->errmsg, RDMIG_EADDR, "cannot listen on %s port %s: "
 				   "%s: %s", node ? node : "(any)", port, step, strerror(err));

@@ -11,8 +11,9 @@
  * message zeroes it on the far side and no data moves.  With PIN_ALL the
  * destination registered everything up front and writes may span chunks.
  *
- * Writes are signaled selectively (conn_post_write); the last write of an
- * iteration is always signaled, so waiting for it drains them all.
+ * Writes are signaled selectively (conn_post_write); the end of an
+ * iteration waits until every posted WR completed (conn_flush_sends, which
+ * posts a signaled zero-length write when nothing signaled is in flight).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -13,6 +13,8 @@ static const struct command commands[] = {
 	{"probe", cmd_probe, "show how each RDMA device settles inline sizes"},
 	{"pong", cmd_pong, "answer REGISTER requests (the destination of 'ping')"},
 	{"ping", cmd_ping, "time REGISTER_REQUEST -> REGISTER_RESULT round trips"},
+	{"send", cmd_send, "migrate files as RAM blocks to a 'recv' (the source side)"},
+	{"recv", cmd_recv, "receive one migration into a directory and verify it"},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

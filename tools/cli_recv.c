@@ -1,0 +1,615 @@
+/*
+ * cli_recv.c - `rdmig recv`: accept one migration from `rdmig send`, like
+ * QEMU's destination: the stream header says which blocks to allocate, the
+ * source writes into them with RDMA, the trailer carries their SHA-256.
+ * Afterwards every block is verified and written to DIR/<name>.img; the
+ * raw stream is kept in DIR/stream.bin.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+#include "imgstream.h"
+
+struct recv_args {
+	struct mig_common m;
+	char host[256], port[16];
+	const char *out;
+	uint64_t max_total;
+};
+
+/* The destination memory of one block and what became of it. */
+struct recv_block {
+	uint8_t *mem;   /* NULL for an empty block */
+	char file[IMGS_FILE_NAME];
+	uint8_t sha256[SHA256_DIGEST_SIZE];
+	int ok;
+};
+
+/* Progress while the source writes: RDMA writes are invisible to us and
+ * rdmig_dest_next blocks, so a thread estimates what has landed from the
+ * blocks' resident pages (the destination pins a chunk just before the
+ * source writes it).  It only reads our own mappings. */
+struct landed_watch {
+	pthread_t thread;
+	int running;
+	atomic_int stop;
+	const struct recv_state *s;
+	struct mig_progress prog;
+};
+
+struct recv_state {
+	struct recv_args a;
+	struct imgs_parser ps;
+	struct recv_block *rb;
+	struct rdmig_block *blocks;
+	int stream_fd;
+	struct rdmig_listener *l;
+	struct rdmig_conn *conn;
+	struct rdmig_dest *dest;
+	struct rdmig_engine_stats st;
+	struct landed_watch watch;
+	int blocks_set, verified;
+	double t_start, t_end, verify_seconds, write_seconds;
+	char err[768];
+};
+
+static void recv_usage(FILE *f)
+{
+	fprintf(f, "usage: rdmig recv --listen ADDR:PORT --out DIR [--pin-all] [--inline auto|0|N]\n"
+		   "                  [--json] [--timeout S] [--max-total SIZE] [-v]\n"
+		   "ADDR: a name, an IPv4 address, [IPv6] or empty for any ([::]:4444, :4444).\n"
+		   "Writes DIR/<block>.img per block and the raw stream to DIR/stream.bin.\n"
+		   "  --pin-all       let the source have all memory registered up front\n"
+		   "  --inline        inline size of control messages (default auto)\n"
+		   "  --timeout S     limit of every wait, the wait for a source too (0: none)\n"
+		   "  --max-total N   most bytes a source may ask for (default: physical RAM;\n"
+		   "                  suffixes K, M, G, T)\n"
+		   "  --json          one JSON object on stdout instead of the summary\n"
+		   "  -v, -vv         the library's notes / debug log on stderr\n");
+}
+
+/* "123", "512M", "2G": bytes, with binary suffixes; -1 if malformed. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	unsigned long long v;
+	char *end;
+	const char *u;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (*end) {
+		if (end[1] || !(u = strchr(units, *end)))
+			return -1;
+		for (int shift = (int)(u - units + 1) * 10; shift > 0; shift -= 10) {
+			if (v > UINT64_MAX >> 10)
+				return -1;
+			v <<= 10;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+static uint64_t physical_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 1ull << 30;
+}
+
+static int parse_recv_args(int argc, char **argv, struct recv_args *a)
+{
+	static const struct option longopts[] = {
+		{"listen", required_argument, NULL, 'l'},  {"out", required_argument, NULL, 'o'},
+		{"max-total", required_argument, NULL, 'M'}, MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+	const char *listen = NULL;
+	char err[300];
+	int c, r;
+
+	mig_common_init(&a->m);
+	a->max_total = physical_memory();
+	while ((c = getopt_long(argc, argv, "l:o:M:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (c == 'l') {
+			listen = optarg;
+		} else if (c == 'o') {
+			a->out = optarg;
+		} else if (c == 'M') {
+			if (parse_size(optarg, &a->max_total)) {
+				snprintf(err, sizeof(err), "--max-total '%s': takes bytes, optionally "
+					 "with K, M, G or T", optarg);
+				return cli_fail("recv", err) + 1;
+			}
+		} else if (c == 'h') {
+			recv_usage(stdout);
+			return 1;
+		} else if ((r = mig_common_opt(&a->m, "recv", c, optarg)) <= 0) {
+			if (r == 0)
+				recv_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		snprintf(err, sizeof(err), "unexpected argument '%s' (see --help)", argv[optind]);
+		return cli_fail("recv", err) + 1;
+	}
+	if (!listen)
+		return cli_fail("recv", "--listen ADDR:PORT is required (see --help)") + 1;
+	if (!a->out || !a->out[0])
+		return cli_fail("recv", "--out DIR is required (see --help)") + 1;
+	if (cli_split_addr(listen, a->host, sizeof(a->host), a->port, sizeof(a->port), err,
+			   sizeof(err)))
+		return cli_fail("recv", err) + 1;
+	if (a->m.timeout_given)
+		a->m.opts.accept_timeout_ms = a->m.opts.timeout_ms;
+	return 0;
+}
+
+/* mkdir -p */
+static int make_dir(const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+	struct stat st;
+	size_t n = strlen(dir);
+
+	if (n >= sizeof(path)) {
+		snprintf(err, errlen, "--out: path too long");
+		return -1;
+	}
+	memcpy(path, dir, n + 1);
+	for (char *p = path + 1; ; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
+			return -1;
+		}
+		*p = saved;
+		if (!saved)
+			break;
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a directory", dir);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_out(const struct recv_state *s, const char *name, char *err, size_t errlen)
+{
+	char path[4096 + IMGS_FILE_NAME];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", s->a.out, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
+	return fd;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* --------------------------------------------------- landed estimate -- */
+
+static uint64_t resident_bytes(const struct recv_state *s)
+{
+	static unsigned char vec[4096];
+	uint64_t bytes = 0;
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (uint32_t b = 0; b < s->ps.count; b++) {
+		uint64_t len = s->ps.blocks[b].length;
+		for (uint64_t off = 0; s->rb[b].mem && off < len; off += sizeof(vec) * (uint64_t)page) {
+			uint64_t n = len - off < sizeof(vec) * (uint64_t)page ? len - off
+									  : sizeof(vec) * (uint64_t)page;
+			size_t pages = (size_t)((n + (uint64_t)page - 1) / (uint64_t)page);
+			if (mincore(s->rb[b].mem + off, (size_t)n, vec))
+				return bytes;
+			for (size_t i = 0; i < pages; i++)
+				bytes += (vec[i] & 1) ? (uint64_t)page : 0;
+		}
+	}
+	return bytes > s->ps.total ? s->ps.total : bytes;
+}
+
+static void *watch_main(void *arg)
+{
+	struct landed_watch *w = arg;
+
+	while (!atomic_load(&w->stop)) {
+		struct timespec ts = {0, 200 * 1000 * 1000};
+		mig_progress(&w->prog, resident_bytes(w->s));
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void watch_start(struct recv_state *s)
+{
+	struct landed_watch *w = &s->watch;
+	struct rdmig_caps caps;
+
+	/* with PIN_ALL everything is resident at once: nothing to estimate */
+	rdmig_conn_caps(s->conn, &caps);
+	if (!isatty(STDERR_FILENO) || (caps.flags & RDMIG_CAP_PIN_ALL))
+		return;
+	w->s = s;
+	atomic_store(&w->stop, 0);
+	mig_progress_start(&w->prog, "recv (~landed)", s->ps.total);
+	w->running = pthread_create(&w->thread, NULL, watch_main, w) == 0;
+}
+
+static void watch_stop(struct recv_state *s)
+{
+	struct landed_watch *w = &s->watch;
+
+	if (!w->running)
+		return;
+	atomic_store(&w->stop, 1);
+	pthread_join(w->thread, NULL);
+	w->running = 0;
+	mig_progress_end(&w->prog);
+}
+
+/* ------------------------------------------------------------ events -- */
+
+/* Choose every block's output file name now, before anything is written. */
+static int name_files(struct recv_state *s)
+{
+	char (*names)[IMGS_FILE_NAME] = calloc(s->ps.count, sizeof(*names));
+
+	if (!names || imgs_file_names(s->ps.blocks, s->ps.count, ".img", names)) {
+		free(names);
+		snprintf(s->err, sizeof(s->err), "out of memory for %u file names", s->ps.count);
+		return -1;
+	}
+	for (uint32_t i = 0; i < s->ps.count; i++)
+		memcpy(s->rb[i].file, names[i], sizeof(names[i]));
+	free(names);
+	return 0;
+}
+
+/* The header is complete: allocate zeroed memory for every block, in the
+ * source's order, and hand it to the library. */
+static int alloc_blocks(struct recv_state *s)
+{
+	static uint8_t empty_block; /* a valid address for length-0 blocks */
+	uint32_t n = s->ps.count;
+	int ret;
+
+	s->rb = calloc(n, sizeof(*s->rb));
+	s->blocks = calloc(n, sizeof(*s->blocks));
+	if (!s->rb || !s->blocks) {
+		snprintf(s->err, sizeof(s->err), "out of memory for %u blocks", n);
+		return -1;
+	}
+	if (name_files(s))
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct imgs_block *d = &s->ps.blocks[i];
+		if (d->length) {
+			void *p = mmap(NULL, (size_t)d->length, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p == MAP_FAILED) {
+				snprintf(s->err, sizeof(s->err), "cannot allocate %llu bytes for block "
+					 "'%s': %s", (unsigned long long)d->length, d->name,
+					 strerror(errno));
+				return -1;
+			}
+			s->rb[i].mem = p;
+		}
+		s->blocks[i] = (struct rdmig_block){
+			.name = d->name,
+			.host = s->rb[i].mem ? (void *)s->rb[i].mem : (void *)&empty_block,
+			.length = d->length,
+		};
+	}
+	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, n)))
+		return ret;
+	s->blocks_set = 1;
+	watch_start(s);
+	return 0;
+}
+
+static int on_stream(struct recv_state *s, const struct rdmig_event *ev)
+{
+	int got;
+
+	if (write_all(s->stream_fd, ev->data, ev->len)) {
+		snprintf(s->err, sizeof(s->err), "cannot write %s/stream.bin: %s", s->a.out,
+			 strerror(errno));
+		return -1;
+	}
+	if ((got = imgs_feed(&s->ps, ev->data, ev->len)) < 0) {
+		snprintf(s->err, sizeof(s->err), "the source's stream is not an rdmig image stream: %s",
+			 imgs_errmsg(&s->ps));
+		return -1;
+	}
+	return (got & IMGS_EV_HEADER) ? alloc_blocks(s) : 0;
+}
+
+/* Run the destination until the source disconnects. */
+static int receive(struct recv_state *s)
+{
+	struct rdmig_event ev;
+	int ret;
+
+	for (;;) {
+		if ((ret = rdmig_dest_next(s->dest, &ev)))
+			return ret;
+		switch (ev.type) {
+		case RDMIG_EV_STREAM:
+			if ((ret = on_stream(s, &ev)))
+				return ret;
+			break;
+		case RDMIG_EV_BLOCKS_NEEDED:
+			if (!imgs_header_done(&s->ps)) {
+				snprintf(s->err, sizeof(s->err), "the source asked for RAM blocks before "
+					 "describing them");
+				return -1;
+			}
+			break; /* already given when the header completed */
+		case RDMIG_EV_ITERATION_DONE:
+			break; /* counted by the library (stats.iterations) */
+		case RDMIG_EV_END:
+			s->t_end = mig_now();
+			if (imgs_finish(&s->ps)) {
+				snprintf(s->err, sizeof(s->err), "the source disconnected before the end "
+					 "of its stream (%s)", imgs_errmsg(&s->ps));
+				return -1;
+			}
+			return 0;
+		default:
+			snprintf(s->err, sizeof(s->err), "unknown event %d from the library", ev.type);
+			return -1;
+		}
+	}
+}
+
+/* ------------------------------------------------------ after the end -- */
+
+static void verify(struct recv_state *s)
+{
+	struct mig_progress prog;
+	uint64_t done = 0;
+	double t0 = mig_now();
+
+	s->verified = 1;
+	mig_progress_start(&prog, "verify", s->ps.total);
+	for (uint32_t i = 0; i < s->ps.count; i++) {
+		uint64_t len = s->ps.blocks[i].length;
+		struct sha256 h;
+
+		sha256_init(&h);
+		for (uint64_t off = 0; off < len; off += RDMIG_CHUNK_SIZE) {
+			uint64_t n = len - off < RDMIG_CHUNK_SIZE ? len - off : RDMIG_CHUNK_SIZE;
+			sha256_update(&h, s->rb[i].mem + off, (size_t)n);
+			mig_progress(&prog, done += n);
+		}
+		sha256_final(&h, s->rb[i].sha256);
+		s->rb[i].ok = !memcmp(s->rb[i].sha256, s->ps.blocks[i].sha256, SHA256_DIGEST_SIZE);
+		s->verified &= s->rb[i].ok;
+	}
+	mig_progress_end(&prog);
+	s->verify_seconds = mig_now() - t0;
+}
+
+static int write_images(struct recv_state *s)
+{
+	struct mig_progress prog;
+	uint64_t done = 0;
+	double t0 = mig_now();
+
+	mig_progress_start(&prog, "write", s->ps.total);
+	for (uint32_t i = 0; i < s->ps.count; i++) {
+		uint64_t len = s->ps.blocks[i].length;
+		int fd = open_out(s, s->rb[i].file, s->err, sizeof(s->err));
+
+		if (fd < 0)
+			return -1;
+		for (uint64_t off = 0; off < len; off += 8 * RDMIG_CHUNK_SIZE) {
+			uint64_t n = len - off < 8 * RDMIG_CHUNK_SIZE ? len - off : 8 * RDMIG_CHUNK_SIZE;
+			if (write_all(fd, s->rb[i].mem + off, (size_t)n)) {
+				snprintf(s->err, sizeof(s->err), "cannot write %s/%s: %s", s->a.out,
+					 s->rb[i].file, strerror(errno));
+				close(fd);
+				return -1;
+			}
+			mig_progress(&prog, done += n);
+		}
+		if (close(fd)) {
+			snprintf(s->err, sizeof(s->err), "cannot write %s/%s: %s", s->a.out,
+				 s->rb[i].file, strerror(errno));
+			return -1;
+		}
+	}
+	mig_progress_end(&prog);
+	s->write_seconds = mig_now() - t0;
+	return 0;
+}
+
+static void print_json(const struct recv_state *s)
+{
+	double secs = s->t_end - s->t_start;
+	struct rdmig_caps caps;
+
+	rdmig_conn_caps(s->conn, &caps);
+	printf("{\"command\": \"recv\", \"out\": ");
+	mig_json_str(s->a.out);
+	printf(", \"pin_all\": %s, \"blocks\": [", caps.flags & RDMIG_CAP_PIN_ALL ? "true" : "false");
+	for (uint32_t i = 0; i < s->ps.count; i++) {
+		char hex[65];
+		sha256_hex(s->rb[i].sha256, hex);
+		printf("%s{\"name\": ", i ? ", " : "");
+		mig_json_str(s->ps.blocks[i].name);
+		printf(", \"file\": ");
+		mig_json_str(s->rb[i].file);
+		printf(", \"length\": %llu, \"sha256\": \"%s\", \"verified\": %s}",
+		       (unsigned long long)s->ps.blocks[i].length, hex, s->rb[i].ok ? "true" : "false");
+	}
+	printf("], \"verified\": %s, \"bytes_total\": %llu, \"bytes_compressed\": %llu, "
+	       "\"stream_bytes\": %llu, \"seconds\": %.6f, \"verify_seconds\": %.6f, "
+	       "\"write_seconds\": %.6f, \"throughput_MBps\": %.2f, \"iterations\": %llu, "
+	       "\"register_requests\": %llu, \"chunks_registered\": %llu",
+	       s->verified ? "true" : "false", (unsigned long long)s->ps.total,
+	       (unsigned long long)s->st.bytes_compressed, (unsigned long long)s->st.stream_bytes,
+	       secs, s->verify_seconds, s->write_seconds,
+	       secs > 0 ? (double)s->ps.total / secs / 1e6 : 0.0,
+	       (unsigned long long)s->st.iterations, (unsigned long long)s->st.register_requests,
+	       (unsigned long long)s->st.chunks_registered);
+	mig_json_conn(s->conn);
+	printf("}\n");
+}
+
+static void print_human(const struct recv_state *s)
+{
+	double secs = s->t_end - s->t_start;
+	uint32_t good = 0;
+	char a[32], b[32];
+
+	for (uint32_t i = 0; i < s->ps.count; i++)
+		good += (uint32_t)s->rb[i].ok;
+	printf("recv: %u block%s, %s in %.2f s (%.1f MB/s), %llu iteration%s, %llu registrations "
+	       "served, %s compressed\n", s->ps.count, s->ps.count == 1 ? "" : "s",
+	       mig_size(s->ps.total, a, sizeof(a)), secs,
+	       secs > 0 ? (double)s->ps.total / secs / 1e6 : 0.0,
+	       (unsigned long long)s->st.iterations, s->st.iterations == 1 ? "" : "s",
+	       (unsigned long long)s->st.register_requests,
+	       mig_size(s->st.bytes_compressed, b, sizeof(b)));
+	mig_print_conn("recv", s->conn);
+	printf("recv: SHA-256 verified %u/%u block%s (%.2f s)%s%s%s\n", good, s->ps.count,
+	       s->ps.count == 1 ? "" : "s", s->verify_seconds, s->verified ? "; images in " : "",
+	       s->verified ? s->a.out : "", s->verified ? "/" : "");
+}
+
+/* ------------------------------------------------------------- main -- */
+
+static const char *recv_errmsg(const struct recv_state *s, int ret)
+{
+	if (s->err[0])
+		return s->err;
+	if (s->dest)
+		return rdmig_dest_errmsg(s->dest);
+	if (s->conn)
+		return rdmig_conn_errmsg(s->conn);
+	if (s->l)
+		return rdmig_listener_errmsg(s->l);
+	return rdmig_strerror(ret);
+}
+
+static int accept_one(struct recv_state *s)
+{
+	int ret;
+
+	if ((ret = rdmig_listener_create(&s->a.m.opts, &s->l)) ||
+	    (ret = rdmig_listen(s->l, s->a.host, s->a.port)))
+		return ret;
+	if (s->a.m.verbose || isatty(STDERR_FILENO))
+		fprintf(stderr, "recv: listening on %s%s%s:%u\n", strchr(s->a.host, ':') ? "[" : "",
+			s->a.host, strchr(s->a.host, ':') ? "]" : "", rdmig_listener_port(s->l));
+	if ((ret = rdmig_accept(s->l, &s->conn)))
+		return ret;
+	s->t_start = mig_now();
+	return rdmig_dest_create(s->conn, &s->dest);
+}
+
+static void cleanup(struct recv_state *s)
+{
+	watch_stop(s);
+	rdmig_dest_destroy(s->dest); /* deregisters: before the memory goes */
+	rdmig_conn_destroy(s->conn);
+	rdmig_listener_destroy(s->l);
+	for (uint32_t i = 0; s->rb && i < s->ps.count; i++)
+		if (s->rb[i].mem)
+			munmap(s->rb[i].mem, (size_t)s->ps.blocks[i].length);
+	free(s->rb);
+	free(s->blocks);
+	imgs_parser_free(&s->ps);
+	if (s->stream_fd >= 0)
+		close(s->stream_fd);
+}
+
+static int report_mismatches(const struct recv_state *s)
+{
+	for (uint32_t i = 0; i < s->ps.count; i++) {
+		char got[65], want[65];
+		if (s->rb[i].ok)
+			continue;
+		sha256_hex(s->rb[i].sha256, got);
+		sha256_hex(s->ps.blocks[i].sha256, want);
+		fprintf(stderr, "rdmig: recv: block '%s': SHA-256 mismatch: received %s, the source "
+				"sent %s\n", s->ps.blocks[i].name, got, want);
+	}
+	return 1;
+}
+
+int cmd_recv(int argc, char **argv)
+{
+	struct recv_state s;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	s.stream_fd = -1;
+	if ((ret = parse_recv_args(argc, argv, &s.a)))
+		return ret == 1 ? 0 : ret;
+	imgs_parser_init(&s.ps, s.a.max_total);
+	if (make_dir(s.a.out, s.err, sizeof(s.err)) ||
+	    (s.stream_fd = open_out(&s, "stream.bin", s.err, sizeof(s.err))) < 0) {
+		ret = cli_fail("recv", s.err);
+		cleanup(&s);
+		return ret;
+	}
+	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
+		watch_stop(&s);
+		/* the library tells the peer about its own failures; ours we
+		 * report here (best effort) */
+		if (s.err[0] && s.conn)
+			rdmig_send_error(s.conn);
+		ret = cli_fail("recv", recv_errmsg(&s, ret));
+		cleanup(&s);
+		return ret;
+	}
+	watch_stop(&s);
+	rdmig_dest_stats(s.dest, &s.st);
+	verify(&s);
+	ret = 0;
+	if (!s.verified)
+		ret = report_mismatches(&s);
+	else if (write_images(&s))
+		ret = cli_fail("recv", s.err);
+	if (s.a.m.json)
+		print_json(&s);
+	else if (!ret)
+		print_human(&s);
+	cleanup(&s);
+	return ret;
+}

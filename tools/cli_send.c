@@ -1,0 +1,637 @@
+/*
+ * cli_send.c - `rdmig send`: migrate files, each as one RAM block, to an
+ * `rdmig recv`, the way QEMU's source migrates guest RAM.
+ *
+ *   connect -> stream header (names, lengths) -> RAM_BLOCKS setup ->
+ *   for every 1 MiB chunk: all zero  -> one write of the chunk (the library
+ *                                       sends COMPRESS instead of data)
+ *                          otherwise -> a write per run of non-zero 4 KiB
+ *                                       pages (zero pages are skipped: the
+ *                                       destination's memory starts zeroed)
+ *   -> end of iteration (REGISTER_FINISHED) -> stream trailer (SHA-256 of
+ *   every block) -> disconnect.
+ *
+ * The second half of this file holds what send and recv share (options,
+ * progress line, JSON pieces); cli.h declares it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+#include "imgstream.h"
+
+#define PAGE 4096u
+
+struct send_args {
+	struct mig_common m;
+	char host[256], port[16];
+	char **files;
+	int nfiles;
+};
+
+/* One input file, mapped read-only. */
+struct src_file {
+	const char *path;
+	uint8_t *map;     /* NULL for an empty file (mmap of 0 bytes fails) */
+	uint64_t length;
+};
+
+struct send_state {
+	struct send_args a;
+	struct src_file *f;
+	struct imgs_block *desc;  /* names, lengths, then digests */
+	struct rdmig_block *blocks;
+	struct rdmig_conn *conn;
+	struct rdmig_source *src;
+	struct mig_progress prog;
+	uint64_t total, done, skipped_zero;
+	double t_start, t_end, hash_seconds;
+	char err[512];
+};
+
+static void send_usage(FILE *f)
+{
+	fprintf(f, "usage: rdmig send --to ADDR:PORT [--pin-all] [--inline auto|0|N] [--json]\n"
+		   "                  [--timeout S] [-v] FILE|NAME=FILE...\n"
+		   "Each FILE becomes one RAM block named after its basename (or NAME).\n"
+		   "  --pin-all      ask the destination to register all its memory up front\n"
+		   "  --inline       inline size of control messages (default auto)\n"
+		   "  --timeout S    limit of every wait, in seconds (0: none; default 60)\n"
+		   "  --json         one JSON object on stdout instead of the summary\n"
+		   "  -v, -vv        the library's notes / debug log on stderr\n");
+}
+
+/* A mapped file that shrinks under us raises SIGBUS on the next read:
+ * say what happened instead of dying silently. */
+static void on_sigbus(int sig)
+{
+	static const char msg[] = "rdmig: send: a file shrank while it was being sent\n";
+	ssize_t n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+
+	(void)n;
+	(void)sig;
+	_exit(1);
+}
+
+static int parse_send_args(int argc, char **argv, struct send_args *a)
+{
+	static const struct option longopts[] = {
+		{"to", required_argument, NULL, 't'}, MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+	const char *to = NULL;
+	char err[300];
+	int c, r;
+
+	mig_common_init(&a->m);
+	while ((c = getopt_long(argc, argv, "t:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (c == 't') {
+			to = optarg;
+		} else if (c == 'h') {
+			send_usage(stdout);
+			return 1;
+		} else if ((r = mig_common_opt(&a->m, "send", c, optarg)) <= 0) {
+			if (r == 0)
+				send_usage(stderr);
+			return 2;
+		}
+	}
+	if (!to)
+		return cli_fail("send", "--to ADDR:PORT is required (see --help)") + 1;
+	if (optind >= argc)
+		return cli_fail("send", "no FILE to send (see --help)") + 1;
+	if (argc - optind > (int)IMGS_MAX_BLOCKS) {
+		snprintf(err, sizeof(err), "%d files: at most %u blocks per migration",
+			 argc - optind, IMGS_MAX_BLOCKS);
+		return cli_fail("send", err) + 1;
+	}
+	if (cli_split_addr(to, a->host, sizeof(a->host), a->port, sizeof(a->port), err, sizeof(err)))
+		return cli_fail("send", err) + 1;
+	if (atoi(a->port) == 0)
+		return cli_fail("send", "--to needs a real port, not 0") + 1;
+	a->files = argv + optind;
+	a->nfiles = argc - optind;
+	return 0;
+}
+
+/* "NAME=FILE" (split at the first '=') or "FILE" (named by its basename). */
+static int name_file(const char *arg, uint32_t index, struct imgs_block *d, const char **path,
+		     char *err, size_t errlen)
+{
+	const char *eq = strchr(arg, '='), *name;
+	size_t len;
+
+	if (eq) {
+		name = arg;
+		len = (size_t)(eq - arg);
+		*path = eq + 1;
+	} else {
+		const char *slash = strrchr(arg, '/');
+		name = slash ? slash + 1 : arg;
+		len = strlen(name);
+		*path = arg;
+	}
+	if (!**path) {
+		snprintf(err, errlen, "'%s': no file name", arg);
+		return -1;
+	}
+	if (imgs_check_name(name, len, index, err, errlen)) {
+		size_t n = strlen(err);
+		snprintf(err + n, errlen - n, " in '%s'%s", arg,
+			 eq ? "" : " (give the block another name with NAME=FILE)");
+		return -1;
+	}
+	memcpy(d->name, name, len);
+	d->name[len] = '\0';
+	return 0;
+}
+
+/* Map one file read-only; an empty file gets no mapping. */
+static int map_file(struct src_file *f, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", f->path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file", f->path);
+		close(fd);
+		return -1;
+	}
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		snprintf(err, errlen, "'%s' is too large to map", f->path);
+		close(fd);
+		return -1;
+	}
+	f->length = (uint64_t)st.st_size;
+	if (f->length) {
+		void *p = mmap(NULL, (size_t)f->length, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			snprintf(err, errlen, "cannot map '%s' (%llu bytes): %s", f->path,
+				 (unsigned long long)f->length, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		madvise(p, (size_t)f->length, MADV_SEQUENTIAL);
+		f->map = p;
+	}
+	close(fd); /* the mapping keeps the file */
+	return 0;
+}
+
+/* Name every block from the command line; bad names are usage errors. */
+static int name_blocks(struct send_state *s)
+{
+	int n = s->a.nfiles;
+
+	s->f = calloc((size_t)n, sizeof(*s->f));
+	s->desc = calloc((size_t)n, sizeof(*s->desc));
+	s->blocks = calloc((size_t)n, sizeof(*s->blocks));
+	if (!s->f || !s->desc || !s->blocks) {
+		snprintf(s->err, sizeof(s->err), "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (name_file(s->a.files[i], (uint32_t)i, &s->desc[i], &s->f[i].path, s->err,
+			      sizeof(s->err)))
+			return -1;
+		for (int j = 0; j < i; j++)
+			if (!strcmp(s->desc[j].name, s->desc[i].name)) {
+				snprintf(s->err, sizeof(s->err), "'%s' and '%s' would both be block "
+					 "'%s' (name one with NAME=FILE)", s->a.files[j], s->a.files[i],
+					 s->desc[i].name);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+/* Map every file and describe the blocks. */
+static int map_blocks(struct send_state *s)
+{
+	/* an empty block still needs a valid, non-NULL host address */
+	static uint8_t empty_block;
+
+	for (int i = 0; i < s->a.nfiles; i++) {
+		if (map_file(&s->f[i], s->err, sizeof(s->err)))
+			return -1;
+		if (s->f[i].length > UINT64_MAX - s->total) {
+			snprintf(s->err, sizeof(s->err), "the files add up to more than 2^64 bytes");
+			return -1;
+		}
+		s->desc[i].length = s->f[i].length;
+		s->total += s->f[i].length;
+		s->blocks[i] = (struct rdmig_block){
+			.name = s->desc[i].name,
+			.host = s->f[i].map ? (void *)s->f[i].map : (void *)&empty_block,
+			.length = s->f[i].length,
+		};
+	}
+	return 0;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	/* p[0] == 0 and every byte equals its successor: memcmp is vectorised */
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/* A non-zero chunk: one write per run of non-zero pages. */
+static int send_pages(struct send_state *s, uint32_t b, uint64_t off, uint64_t n)
+{
+	const uint8_t *p = s->f[b].map + off;
+	uint64_t run = 0, run_len = 0;
+
+	for (uint64_t pg = 0; pg < n; pg += PAGE) {
+		uint64_t len = n - pg < PAGE ? n - pg : PAGE;
+		if (!all_zero(p + pg, (size_t)len)) {
+			if (!run_len)
+				run = pg;
+			run_len += len;
+			continue;
+		}
+		s->skipped_zero += len;
+		if (run_len && rdmig_source_write(s->src, b, off + run, run_len))
+			return -1;
+		run_len = 0;
+	}
+	return run_len ? rdmig_source_write(s->src, b, off + run, run_len) : 0;
+}
+
+/* Send one block chunk by chunk, hashing as we go. */
+static int send_block(struct send_state *s, uint32_t b)
+{
+	const uint8_t *base = s->f[b].map;
+	uint64_t len = s->f[b].length;
+	struct sha256 h;
+
+	sha256_init(&h);
+	for (uint64_t off = 0; off < len; off += RDMIG_CHUNK_SIZE) {
+		uint64_t n = len - off < RDMIG_CHUNK_SIZE ? len - off : RDMIG_CHUNK_SIZE;
+		double t0;
+		int ret;
+
+		if (all_zero(base + off, (size_t)n))
+			ret = rdmig_source_write(s->src, b, off, n);
+		else
+			ret = send_pages(s, b, off, n);
+		if (ret)
+			return -1;
+		/* hash after posting, so the device works while we hash */
+		t0 = mig_now();
+		sha256_update(&h, base + off, (size_t)n);
+		s->hash_seconds += mig_now() - t0;
+		s->done += n;
+		mig_progress(&s->prog, s->done);
+	}
+	sha256_final(&h, s->desc[b].sha256);
+	return 0;
+}
+
+static int write_stream_part(struct send_state *s, int trailer)
+{
+	uint8_t *buf;
+	size_t len;
+	uint32_t n = (uint32_t)s->a.nfiles;
+	int ret = trailer ? imgs_encode_trailer(s->desc, n, &buf, &len, s->err, sizeof(s->err))
+			  : imgs_encode_header(s->desc, n, &buf, &len, s->err, sizeof(s->err));
+
+	if (ret)
+		return -1;
+	ret = rdmig_source_write_stream(s->src, buf, len);
+	free(buf);
+	return ret;
+}
+
+/* The migration proper.  Errors of the library leave their message in the
+ * source or connection handle; our own go to s->err. */
+static int migrate(struct send_state *s)
+{
+	int ret;
+
+	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
+		return ret;
+	s->t_start = mig_now(); /* the transfer: connect .. end of iteration */
+	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)) ||
+	    (ret = rdmig_source_create(s->conn, s->blocks, (size_t)s->a.nfiles, &s->src)))
+		return ret;
+	/* the header goes first, as QEMU's block list does: the destination
+	 * needs it to allocate its blocks before RAM_BLOCKS_REQUEST */
+	if ((ret = write_stream_part(s, 0)) || (ret = rdmig_source_setup(s->src)))
+		return ret;
+	mig_progress_start(&s->prog, "send", s->total);
+	for (uint32_t b = 0; b < (uint32_t)s->a.nfiles; b++)
+		if (send_block(s, b))
+			return -1;
+	if ((ret = rdmig_source_end_iteration(s->src)))
+		return ret;
+	s->t_end = mig_now();
+	mig_progress_end(&s->prog);
+	return write_stream_part(s, 1);
+}
+
+static void print_json(const struct send_state *s, const struct rdmig_engine_stats *st)
+{
+	double secs = s->t_end - s->t_start;
+	struct rdmig_caps caps;
+
+	rdmig_conn_caps(s->conn, &caps);
+	printf("{\"command\": \"send\", \"to\": ");
+	mig_json_str(s->a.host);
+	printf(", \"port\": %s, \"pin_all\": %s, \"blocks\": [", s->a.port,
+	       caps.flags & RDMIG_CAP_PIN_ALL ? "true" : "false");
+	for (int i = 0; i < s->a.nfiles; i++) {
+		char hex[65];
+		sha256_hex(s->desc[i].sha256, hex);
+		printf("%s{\"name\": ", i ? ", " : "");
+		mig_json_str(s->desc[i].name);
+		printf(", \"file\": ");
+		mig_json_str(s->f[i].path);
+		printf(", \"length\": %llu, \"sha256\": \"%s\"}", (unsigned long long)s->desc[i].length,
+		       hex);
+	}
+	printf("], \"bytes_total\": %llu, \"bytes_written\": %llu, \"bytes_compressed\": %llu, "
+	       "\"bytes_skipped_zero\": %llu, \"stream_bytes\": %llu, \"seconds\": %.6f, "
+	       "\"hash_seconds\": %.6f, \"throughput_MBps\": %.2f, \"writes_posted\": %llu, "
+	       "\"writes_signaled\": %llu, \"iterations\": %llu, \"register_round_trips\": %llu, "
+	       "\"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, "
+	       "\"chunks_registered\": %llu",
+	       (unsigned long long)s->total, (unsigned long long)st->bytes_written,
+	       (unsigned long long)st->bytes_compressed, (unsigned long long)s->skipped_zero,
+	       (unsigned long long)st->stream_bytes, secs, s->hash_seconds,
+	       secs > 0 ? (double)s->total / secs / 1e6 : 0.0,
+	       (unsigned long long)st->writes_posted, (unsigned long long)st->writes_signaled,
+	       (unsigned long long)st->iterations, (unsigned long long)st->register_requests,
+	       st->register_rtt_p50_us, st->register_rtt_p99_us,
+	       (unsigned long long)st->chunks_registered);
+	mig_json_conn(s->conn);
+	printf("}\n");
+}
+
+static void print_human(const struct send_state *s, const struct rdmig_engine_stats *st)
+{
+	double secs = s->t_end - s->t_start;
+	char a[32], b[32], c[32], d[32];
+	struct rdmig_caps caps;
+
+	rdmig_conn_caps(s->conn, &caps);
+	printf("send: %d block%s, %s in %.2f s (%.1f MB/s), %s registration\n", s->a.nfiles,
+	       s->a.nfiles == 1 ? "" : "s", mig_size(s->total, a, sizeof(a)), secs,
+	       secs > 0 ? (double)s->total / secs / 1e6 : 0.0,
+	       caps.flags & RDMIG_CAP_PIN_ALL ? "pin-all" : "dynamic");
+	printf("send: written %s, compressed %s, skipped as zero %s, stream %s; "
+	       "hashing took %.2f s\n", mig_size(st->bytes_written, a, sizeof(a)),
+	       mig_size(st->bytes_compressed, b, sizeof(b)), mig_size(s->skipped_zero, c, sizeof(c)),
+	       mig_size(st->stream_bytes, d, sizeof(d)), s->hash_seconds);
+	printf("send: %llu RDMA writes, %llu register round trips (p50 %.1f us, p99 %.1f us), "
+	       "%llu iteration%s\n", (unsigned long long)st->writes_posted,
+	       (unsigned long long)st->register_requests, st->register_rtt_p50_us,
+	       st->register_rtt_p99_us, (unsigned long long)st->iterations,
+	       st->iterations == 1 ? "" : "s");
+	mig_print_conn("send", s->conn);
+}
+
+/* The message of whatever failed: ours, the source's, or the connection's. */
+static const char *send_errmsg(const struct send_state *s, int ret)
+{
+	if (s->err[0])
+		return s->err;
+	if (s->src)
+		return rdmig_source_errmsg(s->src);
+	if (s->conn)
+		return rdmig_conn_errmsg(s->conn);
+	return rdmig_strerror(ret);
+}
+
+static void cleanup(struct send_state *s)
+{
+	rdmig_source_destroy(s->src);
+	rdmig_conn_destroy(s->conn); /* a clean disconnect ends the migration */
+	for (int i = 0; s->f && i < s->a.nfiles; i++)
+		if (s->f[i].map)
+			munmap(s->f[i].map, (size_t)s->f[i].length);
+	free(s->f);
+	free(s->desc);
+	free(s->blocks);
+}
+
+int cmd_send(int argc, char **argv)
+{
+	struct send_state s;
+	struct rdmig_engine_stats st;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	if ((ret = parse_send_args(argc, argv, &s.a)))
+		return ret == 1 ? 0 : ret;
+	/* a bad block name is a usage error (2); a file we cannot read is not (1) */
+	if ((ret = name_blocks(&s) ? 2 : map_blocks(&s) ? 1 : 0)) {
+		cli_fail("send", s.err);
+		cleanup(&s);
+		return ret;
+	}
+	signal(SIGBUS, on_sigbus);
+	if ((ret = migrate(&s))) {
+		mig_progress_end(&s.prog);
+		/* the library tells the peer about its own failures; ours we
+		 * report here (best effort) */
+		if (s.err[0] && s.conn)
+			rdmig_send_error(s.conn);
+		ret = cli_fail("send", send_errmsg(&s, ret));
+		cleanup(&s);
+		return ret;
+	}
+	rdmig_source_stats(s.src, &st);
+	if (s.a.m.json)
+		print_json(&s, &st);
+	else
+		print_human(&s, &st);
+	cleanup(&s);
+	return 0;
+}
+
+/* ==================================== shared with cli_recv.c (see cli.h) == */
+
+void mig_common_init(struct mig_common *m)
+{
+	memset(m, 0, sizeof(*m));
+	rdmig_opts_init(&m->opts);
+}
+
+int mig_common_opt(struct mig_common *m, const char *cmd, int c, const char *arg)
+{
+	char *end;
+	long v;
+
+	switch (c) {
+	case 'P': m->opts.pin_all = true; return 1;
+	case 'j': m->json = 1; return 1;
+	case 'v':
+		/* -v: the library's notes; -vv: its debug log too */
+		m->opts.log = cli_log;
+		m->opts.log_level = ++m->verbose > 1 ? RDMIG_LOG_DEBUG : RDMIG_LOG_INFO;
+		return 1;
+	case 'i':
+		if (cli_parse_inline(arg, &m->opts.inline_request)) {
+			fprintf(stderr, "rdmig: %s: --inline '%s': takes auto, 0 or a size up to "
+					"1024\n", cmd, arg);
+			return -1;
+		}
+		return 1;
+	case 'T':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (!*arg || *end || errno || v < 0 || v > 86400) {
+			fprintf(stderr, "rdmig: %s: --timeout '%s': takes whole seconds from 0 (no "
+					"limit) to 86400\n", cmd, arg);
+			return -1;
+		}
+		m->opts.timeout_ms = (int)v * 1000;
+		m->timeout_given = 1;
+		return 1;
+	}
+	return 0;
+}
+
+double mig_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+const char *mig_size(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes < 1024)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else if (bytes < (1ull << 20))
+		snprintf(buf, len, "%.1f KiB", (double)bytes / 1024);
+	else if (bytes < (1ull << 30))
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
+	else
+		snprintf(buf, len, "%.2f GiB", (double)bytes / (1 << 30));
+	return buf;
+}
+
+void mig_progress_start(struct mig_progress *p, const char *what, uint64_t total)
+{
+	p->on = isatty(STDERR_FILENO);
+	p->what = what;
+	p->total = total;
+	p->start = mig_now();
+	p->last = 0;
+}
+
+void mig_progress(struct mig_progress *p, uint64_t done)
+{
+	double now, secs, rate;
+	char a[32], b[32], eta[32] = "";
+
+	if (!p->on)
+		return;
+	now = mig_now();
+	if (now - p->last < 0.2 && done < p->total)
+		return;
+	p->last = now;
+	secs = now - p->start;
+	rate = secs > 0 ? (double)done / secs : 0;
+	if (rate > 0 && done < p->total) {
+		long left = (long)((double)(p->total - done) / rate);
+		snprintf(eta, sizeof(eta), "  ETA %ld:%02ld", left / 60, left % 60);
+	}
+	fprintf(stderr, "\r%s: %s / %s  %.1f MB/s%s\033[K", p->what, mig_size(done, a, sizeof(a)),
+		mig_size(p->total, b, sizeof(b)), rate / 1e6, eta);
+}
+
+void mig_progress_end(struct mig_progress *p)
+{
+	if (p->on && p->last > 0)
+		fprintf(stderr, "\r\033[K");
+	p->on = 0;
+}
+
+void mig_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+/* "name": {"TYPE": count, ...} over the real message types. */
+static void json_by_type(const char *name, const uint64_t *counts)
+{
+	printf(", \"%s\": {", name);
+	for (int t = 1; t < RDMIG_MSG_TYPE_COUNT; t++)
+		printf("%s\"%s\": %llu", t > 1 ? ", " : "", rdmig_msg_type_name((uint32_t)t),
+		       (unsigned long long)counts[t]);
+	printf("}");
+}
+
+static void sum_counters(const struct rdmig_counters *k, uint64_t *inl, uint64_t *cp)
+{
+	*inl = *cp = 0;
+	for (int t = 0; t < RDMIG_MSG_TYPE_COUNT; t++) {
+		*inl += k->sent_inline[t];
+		*cp += k->sent_copied[t];
+	}
+}
+
+void mig_json_conn(const struct rdmig_conn *c)
+{
+	struct rdmig_inline_info inl;
+	struct rdmig_counters k;
+	uint64_t n_inl, n_cp;
+
+	rdmig_conn_inline(c, &inl);
+	rdmig_conn_counters(c, &k);
+	sum_counters(&k, &n_inl, &n_cp);
+	printf(", \"device\": ");
+	mig_json_str(rdmig_conn_device(c) ? rdmig_conn_device(c) : "");
+	printf(", \"inline_asked\": %u, \"inline_granted\": %u, \"inline_tries\": %u, "
+	       "\"inline_messages\": %llu, \"inline_bytes\": %llu, \"copied_messages\": %llu, "
+	       "\"copied_bytes\": %llu, \"received_bytes\": %llu",
+	       inl.asked, inl.granted, inl.tries, (unsigned long long)n_inl,
+	       (unsigned long long)k.bytes_inline, (unsigned long long)n_cp,
+	       (unsigned long long)k.bytes_copied, (unsigned long long)k.bytes_received);
+	json_by_type("messages_sent", k.sent);
+	json_by_type("messages_sent_inline", k.sent_inline);
+	json_by_type("messages_sent_copied", k.sent_copied);
+	json_by_type("messages_received", k.received);
+}
+
+void mig_print_conn(const char *cmd, const struct rdmig_conn *c)
+{
+	struct rdmig_inline_info inl;
+	struct rdmig_counters k;
+	uint64_t n_inl, n_cp, n_sent = 0, n_recv = 0;
+
+	rdmig_conn_inline(c, &inl);
+	rdmig_conn_counters(c, &k);
+	sum_counters(&k, &n_inl, &n_cp);
+	for (int t = 0; t < RDMIG_MSG_TYPE_COUNT; t++) {
+		n_sent += k.sent[t];
+		n_recv += k.received[t];
+	}
+	printf("%s: device %s, inline asked %u granted %u (tries %u); control messages: %llu sent "
+	       "(%llu inline, %llu copied), %llu received\n", cmd, rdmig_conn_device(c), inl.asked,
+	       inl.granted, inl.tries, (unsigned long long)n_sent, (unsigned long long)n_inl,
+	       (unsigned long long)n_cp, (unsigned long long)n_recv);
+}

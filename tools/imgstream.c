@@ -1,0 +1,386 @@
+/* imgstream.c - the image stream of rdmig send/recv (format: imgstream.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "imgstream.h"
+
+/* Parser states, in stream order; each names the field being collected. */
+enum {
+	S_MAGIC, S_VERSION, S_COUNT,       /* header, once */
+	S_NAMELEN, S_NAME, S_LENGTH,       /* header, per block */
+	S_TMAGIC, S_DIGEST,                /* trailer */
+	S_DONE, S_FAILED,
+};
+
+static const char *const field_names[] = {
+	"header magic", "version", "block count", "name length", "name", "block length",
+	"trailer magic", "checksum",
+};
+
+static uint64_t get_be(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint8_t *put_be(uint8_t *p, uint64_t v, size_t n)
+{
+	for (size_t i = n; i-- > 0; v >>= 8)
+		p[i] = (uint8_t)v;
+	return p + n;
+}
+
+int imgs_check_name(const char *name, size_t len, uint32_t index, char *err, size_t errlen)
+{
+	if (len < 1 || len > IMGS_MAX_NAME) {
+		snprintf(err, errlen, "block %u: name length %zu (must be 1 to %u)", index, len,
+			 IMGS_MAX_NAME);
+		return -1;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)name[i];
+		if (ch < 0x20 || ch > 0x7e) {
+			snprintf(err, errlen, "block %u: name byte %zu is 0x%02x (names are printable "
+				 "ASCII)", index, i, ch);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The first block before `index` with the same name, or -1. */
+static long find_name(const struct imgs_block *blocks, uint32_t index, const char *name)
+{
+	for (uint32_t i = 0; i < index; i++)
+		if (!strcmp(blocks[i].name, name))
+			return i;
+	return -1;
+}
+
+int imgs_encode_header(const struct imgs_block *blocks, uint32_t n, uint8_t **out,
+		       size_t *outlen, char *err, size_t errlen)
+{
+	size_t size = 12;
+	uint64_t total = 0;
+	uint8_t *buf, *p;
+
+	if (n < 1 || n > IMGS_MAX_BLOCKS) {
+		snprintf(err, errlen, "%u blocks (must be 1 to %u)", n, IMGS_MAX_BLOCKS);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		size_t len = strnlen(blocks[i].name, sizeof(blocks[i].name));
+		long dup;
+		if (imgs_check_name(blocks[i].name, len, i, err, errlen))
+			return -1;
+		if ((dup = find_name(blocks, i, blocks[i].name)) >= 0) {
+			snprintf(err, errlen, "blocks %ld and %u are both named '%s' (names must be "
+				 "unique)", dup, i, blocks[i].name);
+			return -1;
+		}
+		if (blocks[i].length > UINT64_MAX - total) {
+			snprintf(err, errlen, "block '%s': the total length overflows 64 bits",
+				 blocks[i].name);
+			return -1;
+		}
+		total += blocks[i].length;
+		size += 2 + len + 8;
+	}
+	if (!(buf = malloc(size))) {
+		snprintf(err, errlen, "out of memory for a %zu-byte stream header", size);
+		return -1;
+	}
+	p = put_be(buf, IMGS_HEADER_MAGIC, 4);
+	p = put_be(p, IMGS_VERSION, 4);
+	p = put_be(p, n, 4);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t len = strlen(blocks[i].name);
+		p = put_be(p, len, 2);
+		memcpy(p, blocks[i].name, len);
+		p = put_be(p + len, blocks[i].length, 8);
+	}
+	*out = buf;
+	*outlen = size;
+	return 0;
+}
+
+int imgs_encode_trailer(const struct imgs_block *blocks, uint32_t n, uint8_t **out,
+			size_t *outlen, char *err, size_t errlen)
+{
+	size_t size = 4 + (size_t)n * SHA256_DIGEST_SIZE;
+	uint8_t *buf, *p;
+
+	if (n < 1 || n > IMGS_MAX_BLOCKS) {
+		snprintf(err, errlen, "%u blocks (must be 1 to %u)", n, IMGS_MAX_BLOCKS);
+		return -1;
+	}
+	if (!(buf = malloc(size))) {
+		snprintf(err, errlen, "out of memory for a %zu-byte stream trailer", size);
+		return -1;
+	}
+	p = put_be(buf, IMGS_TRAILER_MAGIC, 4);
+	for (uint32_t i = 0; i < n; i++, p += SHA256_DIGEST_SIZE)
+		memcpy(p, blocks[i].sha256, SHA256_DIGEST_SIZE);
+	*out = buf;
+	*outlen = size;
+	return 0;
+}
+
+/* ------------------------------------------------------------- parser -- */
+
+static void expect(struct imgs_parser *p, int state, size_t need)
+{
+	p->state = state;
+	p->need = need;
+	p->have = 0;
+}
+
+__attribute__((format(printf, 2, 3)))
+static int fail(struct imgs_parser *p, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	int st = p->state;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* offset of the field that failed: where its first byte was */
+	snprintf(p->err, sizeof(p->err), "stream offset %llu (%s): %s",
+		 (unsigned long long)(p->offset - p->have), field_names[st], msg);
+	p->state = S_FAILED;
+	return -1;
+}
+
+void imgs_parser_init(struct imgs_parser *p, uint64_t max_total)
+{
+	memset(p, 0, sizeof(*p));
+	p->limit = max_total;
+	expect(p, S_MAGIC, 4);
+}
+
+void imgs_parser_free(struct imgs_parser *p)
+{
+	free(p->blocks);
+	p->blocks = NULL;
+}
+
+static int magic_fail(struct imgs_parser *p, uint64_t v, uint32_t want)
+{
+	return fail(p, "0x%08llx, expected 0x%08x (\"%c%c%c%c\")", (unsigned long long)v, want,
+		    (char)(want >> 24), (char)(want >> 16), (char)(want >> 8), (char)want);
+}
+
+/* A block's length is complete: bound the running total. */
+static int add_length(struct imgs_parser *p, uint64_t len)
+{
+	struct imgs_block *b = &p->blocks[p->index];
+
+	/* total <= limit always holds, so limit - total cannot wrap */
+	if (len > p->limit - p->total)
+		return fail(p, "block %u '%s' has length %llu: the total would exceed the limit "
+			    "of %llu bytes (%llu already)", p->index, b->name,
+			    (unsigned long long)len, (unsigned long long)p->limit,
+			    (unsigned long long)p->total);
+	b->length = len;
+	p->total += len;
+	return 0;
+}
+
+/* The current field (p->need bytes in p->acc) is complete: check it and
+ * move on.  Returns IMGS_EV_* bits, or -1. */
+static int field_done(struct imgs_parser *p)
+{
+	uint64_t v = get_be(p->acc, p->need < 8 ? p->need : 8);
+	struct imgs_block *b = p->blocks ? &p->blocks[p->index] : NULL;
+
+	switch (p->state) {
+	case S_MAGIC:
+		if (v != IMGS_HEADER_MAGIC)
+			return magic_fail(p, v, IMGS_HEADER_MAGIC);
+		expect(p, S_VERSION, 4);
+		return 0;
+	case S_VERSION:
+		if (v != IMGS_VERSION)
+			return fail(p, "version %llu is not supported (this rdmig reads version %u)",
+				    (unsigned long long)v, IMGS_VERSION);
+		expect(p, S_COUNT, 4);
+		return 0;
+	case S_COUNT:
+		if (v < 1 || v > IMGS_MAX_BLOCKS)
+			return fail(p, "%llu blocks (must be 1 to %u)", (unsigned long long)v,
+				    IMGS_MAX_BLOCKS);
+		if (!(p->blocks = calloc(v, sizeof(*p->blocks))))
+			return fail(p, "out of memory for %llu block descriptions",
+				    (unsigned long long)v);
+		p->count = (uint32_t)v;
+		expect(p, S_NAMELEN, 2);
+		return 0;
+	case S_NAMELEN:
+		if (v < 1 || v > IMGS_MAX_NAME)
+			return fail(p, "block %u: name length %llu (must be 1 to %u)", p->index,
+				    (unsigned long long)v, IMGS_MAX_NAME);
+		expect(p, S_NAME, (size_t)v);
+		return 0;
+	case S_NAME: {
+		char why[128];
+		long dup;
+		if (imgs_check_name((const char *)p->acc, p->need, p->index, why, sizeof(why)))
+			return fail(p, "%s", why);
+		memcpy(b->name, p->acc, p->need);
+		b->name[p->need] = '\0';
+		if ((dup = find_name(p->blocks, p->index, b->name)) >= 0)
+			return fail(p, "blocks %ld and %u are both named '%s'", dup, p->index, b->name);
+		expect(p, S_LENGTH, 8);
+		return 0;
+	}
+	case S_LENGTH:
+		if (add_length(p, v))
+			return -1;
+		if (++p->index < p->count) {
+			expect(p, S_NAMELEN, 2);
+			return 0;
+		}
+		p->index = 0;
+		expect(p, S_TMAGIC, 4);
+		return IMGS_EV_HEADER;
+	case S_TMAGIC:
+		if (v != IMGS_TRAILER_MAGIC)
+			return magic_fail(p, v, IMGS_TRAILER_MAGIC);
+		expect(p, S_DIGEST, SHA256_DIGEST_SIZE);
+		return 0;
+	case S_DIGEST:
+		memcpy(b->sha256, p->acc, SHA256_DIGEST_SIZE);
+		if (++p->index < p->count) {
+			expect(p, S_DIGEST, SHA256_DIGEST_SIZE);
+			return 0;
+		}
+		expect(p, S_DONE, 0);
+		return IMGS_EV_TRAILER;
+	}
+	return fail(p, "internal: state %d", p->state);
+}
+
+int imgs_feed(struct imgs_parser *p, const void *data, size_t len)
+{
+	const uint8_t *in = data;
+	int events = 0;
+
+	if (p->state == S_FAILED)
+		return -1;
+	while (len > 0) {
+		size_t n;
+		int ev;
+
+		if (p->state == S_DONE) {
+			snprintf(p->err, sizeof(p->err), "stream offset %llu: %zu byte%s of trailing "
+				 "garbage after the trailer", (unsigned long long)p->offset, len,
+				 len == 1 ? "" : "s");
+			p->state = S_FAILED;
+			return -1;
+		}
+		n = p->need - p->have;
+		if (n > len)
+			n = len;
+		memcpy(p->acc + p->have, in, n);
+		p->have += n;
+		p->offset += n;
+		in += n;
+		len -= n;
+		if (p->have < p->need)
+			break;
+		if ((ev = field_done(p)) < 0)
+			return -1;
+		events |= ev;
+		p->seen |= ev;
+	}
+	return events;
+}
+
+int imgs_finish(struct imgs_parser *p)
+{
+	char where[48] = "";
+
+	if (p->state == S_DONE)
+		return 0;
+	if (p->state == S_FAILED)
+		return -1;
+	if ((p->state >= S_NAMELEN && p->state <= S_LENGTH) || p->state == S_DIGEST)
+		snprintf(where, sizeof(where), " of block %u of %u", p->index, p->count);
+	snprintf(p->err, sizeof(p->err), "the stream ended after %llu bytes, inside the %s: "
+		 "%zu of the %zu bytes of the %s%s", (unsigned long long)p->offset,
+		 p->state < S_TMAGIC ? "header" : "trailer", p->have, p->need,
+		 field_names[p->state], where);
+	p->state = S_FAILED;
+	return -1;
+}
+
+int imgs_header_done(const struct imgs_parser *p)
+{
+	return (p->seen & IMGS_EV_HEADER) != 0;
+}
+
+int imgs_trailer_done(const struct imgs_parser *p)
+{
+	return (p->seen & IMGS_EV_TRAILER) != 0;
+}
+
+const char *imgs_errmsg(const struct imgs_parser *p)
+{
+	return p->err;
+}
+
+/* ------------------------------------------------------- file names -- */
+
+static int is_safe(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '.' || ch == '_' || ch == '-';
+}
+
+static void safe_stem(const char *name, char *out)
+{
+	size_t n = 0;
+
+	for (; name[n] && n < IMGS_FILE_STEM; n++)
+		out[n] = is_safe((unsigned char)name[n]) ? name[n] : '_';
+	out[n] = '\0';
+	if (!strcmp(out, "."))
+		strcpy(out, "_");
+	else if (!strcmp(out, ".."))
+		strcpy(out, "__");
+	else if (n == 0)
+		strcpy(out, "_"); /* not a valid block name, but never an empty file name */
+}
+
+int imgs_file_names(const struct imgs_block *blocks, uint32_t n, const char *suffix,
+		    char (*out)[IMGS_FILE_NAME])
+{
+	/* the stems chosen so far; a candidate is compared against all of
+	 * them, so a renamed "a-2" cannot collide with a block named "a-2" */
+	char (*stems)[IMGS_FILE_STEM + 16] = calloc(n ? n : 1, sizeof(*stems));
+
+	if (!stems)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		char base[IMGS_FILE_STEM + 1];
+		unsigned k = 1;
+
+		safe_stem(blocks[i].name, base);
+		strcpy(stems[i], base);
+		for (;;) {
+			uint32_t j = 0;
+			while (j < i && strcmp(stems[j], stems[i]))
+				j++;
+			if (j == i)
+				break;
+			snprintf(stems[i], sizeof(stems[i]), "%s-%u", base, ++k);
+		}
+		snprintf(out[i], IMGS_FILE_NAME, "%s%s", stems[i], suffix);
+	}
+	free(stems);
+	return 0;
+}

@@ -1,0 +1,116 @@
+/*
+ * imgstream.h - what `rdmig send` puts into the protocol's opaque byte
+ * stream (QEMU_FILE messages), and an incremental parser for `rdmig recv`.
+ *
+ * The RAM blocks themselves travel as RDMA WRITEs; the stream only
+ * describes them (header, before the writes) and carries their checksums
+ * (trailer, after the last iteration).  All integers are big-endian.
+ *
+ *   header:   u32 magic    0x524d4948 "RMIH"
+ *             u32 version  1
+ *             u32 count    number of blocks, 1..4096
+ *             count times:
+ *               u16 name_len   1..255
+ *               name_len bytes  the block name: printable ASCII 0x20..0x7e,
+ *                               unique within the stream
+ *               u64 length     bytes in the block (0 allowed)
+ *   trailer:  u32 magic    0x524d4954 "RMIT"
+ *             count times:
+ *               32 bytes       SHA-256 of the block's content
+ *
+ * Nothing may follow the trailer.  The sum of the lengths must stay at or
+ * below a limit the receiver chooses (it has to allocate that much).
+ *
+ * A u16 name length with a 1..255 rule (rather than a u8) keeps "zero"
+ * and "too long" two separate, checkable rules.  Names are restricted to
+ * printable ASCII so that they can be printed and put into JSON without
+ * surprises; the receiver still maps them to safe file names itself.
+ *
+ * The parser is fed the stream in arbitrary pieces; it never reads past
+ * what it is given, checks every field as soon as it is complete, and
+ * reports the first violation with the field, its value and its offset.
+ */
+#ifndef RDMIG_IMGSTREAM_H
+#define RDMIG_IMGSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "sha256.h"
+
+#define IMGS_HEADER_MAGIC 0x524d4948u  /* "RMIH" */
+#define IMGS_TRAILER_MAGIC 0x524d4954u /* "RMIT" */
+#define IMGS_VERSION 1u
+#define IMGS_MAX_BLOCKS 4096u
+#define IMGS_MAX_NAME 255u
+
+struct imgs_block {
+	char name[IMGS_MAX_NAME + 1]; /* NUL-terminated */
+	uint64_t length;
+	uint8_t sha256[SHA256_DIGEST_SIZE];
+};
+
+/* Check a block name against the format's rules; 0, or -1 with a message
+ * (naming the block by position `index`). */
+int imgs_check_name(const char *name, size_t len, uint32_t index, char *err, size_t errlen);
+
+/*
+ * Encode the header or the trailer of `n` blocks into a malloc'd buffer
+ * (*out, *outlen; free() it).  The header checks names (rules above),
+ * the count and that the total length does not overflow.  Returns 0, or
+ * -1 with a message in err.
+ */
+int imgs_encode_header(const struct imgs_block *blocks, uint32_t n, uint8_t **out,
+		       size_t *outlen, char *err, size_t errlen);
+int imgs_encode_trailer(const struct imgs_block *blocks, uint32_t n, uint8_t **out,
+			size_t *outlen, char *err, size_t errlen);
+
+/* What a call to imgs_feed completed (a bit set; both can happen at once). */
+#define IMGS_EV_HEADER 0x1  /* the header is complete: blocks/count are valid */
+#define IMGS_EV_TRAILER 0x2 /* the trailer is complete: sha256 fields are valid */
+
+struct imgs_parser {
+	/* results, valid once the matching event was reported */
+	struct imgs_block *blocks; /* count entries */
+	uint32_t count;
+	uint64_t total;            /* sum of the lengths */
+	/* internal */
+	uint64_t limit;
+	uint64_t offset;           /* stream bytes consumed */
+	int state;
+	int seen;                  /* IMGS_EV_* reported so far */
+	uint32_t index;            /* block being parsed */
+	size_t need, have;         /* bytes of the current field */
+	uint8_t acc[IMGS_MAX_NAME + 1];
+	char err[320];
+};
+
+/* Start a parser; the total length of all blocks must be <= max_total. */
+void imgs_parser_init(struct imgs_parser *p, uint64_t max_total);
+/*
+ * Consume len bytes.  Returns a set of IMGS_EV_* completed by these bytes
+ * (0 when more are needed), or -1 on a violation (message in p->err; the
+ * parser then stays failed).
+ */
+int imgs_feed(struct imgs_parser *p, const void *data, size_t len);
+/* The stream has ended: 0 if the trailer was complete, else -1 with a
+ * message saying where the stream stopped. */
+int imgs_finish(struct imgs_parser *p);
+/* True once the header / the trailer has been parsed. */
+int imgs_header_done(const struct imgs_parser *p);
+int imgs_trailer_done(const struct imgs_parser *p);
+const char *imgs_errmsg(const struct imgs_parser *p);
+void imgs_parser_free(struct imgs_parser *p);
+
+/*
+ * File names for the blocks, safe on any file system and distinct:
+ * bytes outside [A-Za-z0-9._-] become '_', "." and ".." become "_" and
+ * "__", long names are cut to IMGS_FILE_STEM bytes, and a stem already
+ * taken gets "-2", "-3"... appended.  out[i] receives "<stem><suffix>".
+ * Returns 0, or -1 when out of memory.
+ */
+#define IMGS_FILE_STEM 200
+#define IMGS_FILE_NAME (IMGS_FILE_STEM + 32)
+int imgs_file_names(const struct imgs_block *blocks, uint32_t n, const char *suffix,
+		    char (*out)[IMGS_FILE_NAME]);
+
+#endif
