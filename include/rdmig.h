@@ -115,7 +115,10 @@ struct rdmig_header {
 	uint32_t repeat;
 };
 
-/* Register: a chunk range to register (or, for UNREGISTER, key = chunk). */
+/* Register: a chunk range to register (or, for UNREGISTER, key = chunk).
+ * chunks counts the chunks after the first: 0 registers one chunk.  That
+ * is what QEMU 7.2 sends (qemu_rdma_write_one) and what its destination
+ * does (chunk .. chunk + chunks, inclusive). */
 struct rdmig_register {
 	uint64_t key;
 	uint32_t block_index;

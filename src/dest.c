@@ -248,12 +248,13 @@ static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in,
 				    (unsigned long long)b->length);
 	rel = r.key - b->offset;
 	chunk = (uint32_t)(rel >> RDMIG_CHUNK_SHIFT);
-	if (r.chunks == 0 || r.chunks > b->nchunks - chunk)
+	/* chunks counts the chunks AFTER the first (QEMU: 0 = one chunk) */
+	if (r.chunks >= b->nchunks - chunk)
 		return engine_abort(d->c, RDMIG_ERANGE,
-				    "REGISTER_REQUEST record %u: %llu chunks from chunk %u of block "
-				    "%u, which has %u", rec, (unsigned long long)r.chunks, chunk,
+				    "REGISTER_REQUEST record %u: chunk %u plus %llu more of block "
+				    "%u, which has %u", rec, chunk, (unsigned long long)r.chunks,
 				    r.block_index, b->nchunks);
-	ret = register_chunks(d, b, chunk, (uint32_t)r.chunks, &res.rkey);
+	ret = register_chunks(d, b, chunk, (uint32_t)r.chunks + 1, &res.rkey);
 	if (ret)
 		return engine_abort_keep(d->c, ret);
 	res.host_addr = (uintptr_t)b->host; /* the block start, as QEMU answers */

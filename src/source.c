@@ -249,7 +249,8 @@ static int register_remote_chunk(struct rdmig_source *s, uint32_t bi, uint64_t o
 {
 	struct src_block *b = &s->blocks[bi];
 	uint32_t chunk = (uint32_t)(offset >> RDMIG_CHUNK_SHIFT);
-	struct rdmig_register reg = {.key = b->remote_offset + offset, .block_index = bi, .chunks = 1};
+	/* chunks = how many chunks AFTER the first (as QEMU sends and reads it) */
+	struct rdmig_register reg = {.key = b->remote_offset + offset, .block_index = bi, .chunks = 0};
 	struct rdmig_register_result res;
 	struct rdmig_msg reply;
 	uint8_t rec[RDMIG_REGISTER_SIZE];

@@ -152,7 +152,7 @@ static int cmp_double(const void *x, const void *y)
 /* One round trip; checks that the answer belongs to the question. */
 static int ping_once(struct rdmig_conn *c, uint64_t key)
 {
-	struct rdmig_register reg = {.key = key, .block_index = 0, .chunks = 1};
+	struct rdmig_register reg = {.key = key, .block_index = 0, .chunks = 0}; /* one chunk */
 	struct rdmig_register_result res;
 	uint8_t out[RDMIG_REGISTER_SIZE];
 	struct rdmig_msg reply;

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "cli_qemu.h"
 #include "imgstream.h"
 
 struct recv_args {
@@ -574,6 +575,12 @@ static int report_mismatches(const struct recv_state *s)
 
 int cmd_recv(int argc, char **argv)
 {
+	/* `rdmig recv --qemu ...`: the destination of a real QEMU source
+	 * (tools/cli_recv_qemu.c), which learns its blocks from QEMU's stream */
+	for (int a = 1; a < argc; a++)
+		if (!strcmp(argv[a], "--qemu"))
+			return cmd_recv_qemu(argc, argv);
+
 	struct recv_state s;
 	int ret;
 

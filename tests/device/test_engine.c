@@ -332,8 +332,8 @@ DEVICE_TEST(register_of_a_missing_block_is_refused)
 
 DEVICE_TEST(register_beyond_the_block_is_refused)
 {
-	struct hostile_arg h = {.type = RDMIG_MSG_REGISTER_REQUEST, .want = "chunks from chunk 0"};
-	struct rdmig_register r = {.key = 0, .block_index = 0, .chunks = 2};
+	struct hostile_arg h = {.type = RDMIG_MSG_REGISTER_REQUEST, .want = "chunk 0 plus 1 more"};
+	struct rdmig_register r = {.key = 0, .block_index = 0, .chunks = 1}; /* 2 chunks of 1 */
 
 	rdmig_encode_register(&r, h.rec);
 	run_hostile(dev, &h);

@@ -1,0 +1,13 @@
+/* cli_qemu.h - the rdmig command's QEMU interoperability (public API only). */
+#ifndef RDMIG_CLI_QEMU_H
+#define RDMIG_CLI_QEMU_H
+
+/*
+ * `rdmig recv --qemu --listen ADDR:PORT --out DIR ...`: be the destination
+ * of a real QEMU's RDMA migration.  argv[0] is the command's name; a
+ * "--qemu" among the options is accepted and ignored, so the command table
+ * can route `recv --qemu` here with argv unchanged.
+ */
+int cmd_recv_qemu(int argc, char **argv);
+
+#endif

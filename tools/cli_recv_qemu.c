@@ -1,0 +1,997 @@
+/*
+ * cli_recv_qemu.c - `rdmig recv --qemu`: the destination of a real QEMU's
+ * RDMA migration (`migrate rdma:HOST:PORT` on the source).
+ *
+ *   QEMU_FILE ... (stream head: the RAM blocks)   -> allocate them
+ *   RAM_BLOCKS_REQUEST (BLOCKS_NEEDED)            -> hand them over
+ *   REGISTER / COMPRESS ... REGISTER_FINISHED     -> served by the library
+ *   QEMU_FILE ... (the next iteration, device state, QEMU_VM_EOF, vmdesc)
+ *   disconnect                                    -> the end, if EOF came
+ *
+ * Afterwards every block goes to DIR/<safe name>.img, the stream to
+ * DIR/stream.bin and what happened when to DIR/record.txt (the format is in
+ * docs/qemu-stream.md), enough to replay the migration later.
+ *
+ * QEMU's source addresses REGISTER_REQUEST and COMPRESS by its own RAM
+ * offsets (ram_addr_t), which its stream does not carry: with dynamic
+ * registration they come from --ramblocks, the source's `info ramblock`.
+ * With rdma-pin-all they are never used.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli.h"
+#include "cli_qemu.h"
+#include "imgstream.h"
+#include "qemu_stream.h"
+
+/* QEMU's RDMA stream holds device state only (pages travel as writes);
+ * anything this large is not a migration we understand. */
+#define RQ_MAX_STREAM (1ull << 30)
+#define RQ_RECORD "record.txt"
+
+struct rq_args {
+	struct mig_common m;
+	char host[256], port[16];
+	const char *out;
+	const char *ramblocks; /* the source's `info ramblock`, or NULL */
+	uint64_t max_total;
+};
+
+/* One row of `info ramblock`. */
+struct rq_ramblock {
+	char name[QS_MAX_NAME + 1];
+	uint64_t offset, used;
+};
+
+/* A destination block and what became of its chunks. */
+struct rq_block {
+	uint8_t *mem;
+	uint64_t offset;       /* the source's RAM offset; valid if have_offset */
+	int have_offset;
+	uint32_t nchunks;
+	/* per chunk (see scan_touched): the phase in which it first held data
+	 * (was registered) and in which it first became resident all zero
+	 * (was compressed); 0 = never; and how many of its pages are resident */
+	uint32_t *data_phase, *zero_phase;
+	uint32_t *resident;
+	uint8_t *nonzero;      /* per chunk, after the migration */
+	char file[IMGS_FILE_NAME];
+};
+
+/* A control phase: RAM_BLOCKS_REQUEST, or the registrations and COMPRESS
+ * messages of one pass that REGISTER_FINISHED closed. */
+enum { PH_RAM_BLOCKS = 1, PH_REGISTRATION };
+struct rq_phase {
+	int kind;
+	double t;          /* seconds since the source connected, at the event */
+	uint64_t offset;   /* stream bytes received before it */
+	uint64_t hook;     /* the offset just past the stream's latest HOOK word, 0 if none */
+	uint64_t register_requests, compress, unregister, chunks_registered, bytes_compressed;
+};
+
+struct rq_state {
+	struct rq_args a;
+	struct qs_parser qs;
+	struct rq_ramblock *rows;
+	size_t nrows;
+	struct rq_block *rb;
+	struct rdmig_block *blocks;
+	int stream_fd;
+	uint64_t stream_bytes;
+	struct rdmig_listener *l;
+	struct rdmig_conn *conn;
+	struct rdmig_dest *dest;
+	int pin_all, blocks_set;
+	struct rq_phase *ph;
+	size_t nph, phcap;
+	struct rdmig_counters k_prev;
+	struct rdmig_engine_stats st_prev, st;
+	long page;
+	double t_start, t_end;
+	char err[768];
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rdmig recv --qemu --listen ADDR:PORT --out DIR [--ramblocks FILE]\n"
+		   "                  [--pin-all] [--inline auto|0|N] [--json] [--timeout S]\n"
+		   "                  [--max-total SIZE] [-v]\n"
+		   "Be the destination of a QEMU RDMA migration (QMP: migrate rdma:ADDR:PORT).\n"
+		   "--ramblocks FILE: the source's 'info ramblock' (HMP); needed unless the source\n"
+		   "  uses rdma-pin-all (with --pin-all here) or has a single RAM block, because\n"
+		   "  QEMU registers memory by RAM offsets its stream does not carry.\n"
+		   "--max-total bounds the RAM the source may announce (default: physical RAM;\n"
+		   "  suffixes K, M, G, T).  --timeout also bounds the wait for a source.\n"
+		   "DIR receives <block>.img per RAM block, stream.bin and " RQ_RECORD ".\n");
+}
+
+/* ------------------------------------------------------------ options -- */
+
+/* "123", "512M", "2G": bytes, with binary suffixes; -1 if malformed. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	unsigned long long v;
+	const char *u;
+	char *end;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (*end) {
+		if (end[1] || !(u = strchr(units, *end)))
+			return -1;
+		for (int shift = (int)(u - units + 1) * 10; shift > 0; shift -= 10) {
+			if (v > UINT64_MAX >> 10)
+				return -1;
+			v <<= 10;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+static uint64_t physical_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 1ull << 30;
+}
+
+static int parse_args(int argc, char **argv, struct rq_args *a)
+{
+	static const struct option longopts[] = {
+		{"qemu", no_argument, NULL, 'Q'},           {"listen", required_argument, NULL, 'l'},
+		{"out", required_argument, NULL, 'o'},      {"ramblocks", required_argument, NULL, 'r'},
+		{"max-total", required_argument, NULL, 'M'}, MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+	const char *listen = NULL;
+	char err[300];
+	int c, r;
+
+	mig_common_init(&a->m);
+	a->max_total = physical_memory();
+	while ((c = getopt_long(argc, argv, "Ql:o:r:M:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (c == 'Q') {
+			continue; /* the command table routes on it; nothing to do here */
+		} else if (c == 'l') {
+			listen = optarg;
+		} else if (c == 'o') {
+			a->out = optarg;
+		} else if (c == 'r') {
+			a->ramblocks = optarg;
+		} else if (c == 'M') {
+			if (parse_size(optarg, &a->max_total) || a->max_total == 0) {
+				snprintf(err, sizeof(err), "--max-total '%s': takes bytes, optionally "
+					 "with K, M, G or T", optarg);
+				return cli_fail("recv", err) + 1;
+			}
+		} else if (c == 'h') {
+			usage(stdout);
+			return 1;
+		} else if ((r = mig_common_opt(&a->m, "recv", c, optarg)) <= 0) {
+			if (r == 0)
+				usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		snprintf(err, sizeof(err), "unexpected argument '%s' (see --help)", argv[optind]);
+		return cli_fail("recv", err) + 1;
+	}
+	if (!listen)
+		return cli_fail("recv", "--listen ADDR:PORT is required (see --help)") + 1;
+	if (!a->out || !a->out[0])
+		return cli_fail("recv", "--out DIR is required (see --help)") + 1;
+	if (cli_split_addr(listen, a->host, sizeof(a->host), a->port, sizeof(a->port), err,
+			   sizeof(err)))
+		return cli_fail("recv", err) + 1;
+	if (a->m.timeout_given)
+		a->m.opts.accept_timeout_ms = a->m.opts.timeout_ms;
+	return 0;
+}
+
+/* ----------------------------------------------- --ramblocks (info ramblock) -- */
+
+static int is_hex(const char *t, uint64_t *v)
+{
+	char *end;
+
+	if (t[0] != '0' || (t[1] != 'x' && t[1] != 'X') || !t[2])
+		return 0;
+	errno = 0;
+	*v = strtoull(t + 2, &end, 16);
+	return !errno && !*end;
+}
+
+/*
+ * One row: NAME PSIZE UNIT 0xOFFSET 0xUSED 0xTOTAL, and since QEMU 8.x
+ * also 0xHVA RO.  The offset is the first of three hex columns in a row;
+ * everything before PSIZE is the name.  0 = a row, 1 = not a row (blank
+ * or the heading), -1 = malformed.
+ */
+static int ramblock_row(char *line, struct rq_ramblock *row)
+{
+	char *tok[16];
+	size_t n = 0, len = 0;
+	uint64_t total;
+
+	for (char *t = strtok(line, " \t\r\n"); t && n < 16; t = strtok(NULL, " \t\r\n"))
+		tok[n++] = t;
+	if (n == 0 || !strcmp(tok[0], "Block"))
+		return 1;
+	for (size_t i = 3; i + 2 < n; i++) {
+		if (!is_hex(tok[i], &row->offset) || !is_hex(tok[i + 1], &row->used) ||
+		    !is_hex(tok[i + 2], &total))
+			continue;
+		row->name[0] = '\0';
+		for (size_t k = 0; k + 2 < i; k++) {
+			size_t tl = strlen(tok[k]);
+			if (len + tl + 1 > QS_MAX_NAME)
+				return -1;
+			if (k)
+				row->name[len++] = ' ';
+			memcpy(row->name + len, tok[k], tl + 1);
+			len += tl;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+static int load_ramblocks(struct rq_state *s)
+{
+	FILE *f = fopen(s->a.ramblocks, "r");
+	char line[1024];
+	unsigned lineno = 0;
+	size_t cap = 0;
+
+	if (!f) {
+		snprintf(s->err, sizeof(s->err), "--ramblocks: cannot open '%.600s': %s",
+			 s->a.ramblocks, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct rq_ramblock row;
+		int r;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: line %u is too long",
+				 s->a.ramblocks, lineno);
+			break;
+		}
+		if ((r = ramblock_row(line, &row)) == 1)
+			continue;
+		if (r < 0) {
+			snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: line %u is not 'NAME "
+				 "PSIZE UNIT 0xOFFSET 0xUSED 0xTOTAL' (the output of 'info ramblock')",
+				 s->a.ramblocks, lineno);
+			break;
+		}
+		if (s->nrows == 2 * QS_MAX_BLOCKS) {
+			snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: more than %u rows",
+				 s->a.ramblocks, 2 * QS_MAX_BLOCKS);
+			break;
+		}
+		if (s->nrows == cap) {
+			struct rq_ramblock *n;
+			cap = cap ? cap * 2 : 16;
+			if (!(n = realloc(s->rows, cap * sizeof(*n)))) {
+				snprintf(s->err, sizeof(s->err), "out of memory");
+				break;
+			}
+			s->rows = n;
+		}
+		s->rows[s->nrows++] = row;
+	}
+	fclose(f);
+	if (!s->err[0] && s->nrows == 0)
+		snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: no RAM blocks in it",
+			 s->a.ramblocks);
+	return s->err[0] ? -1 : 0;
+}
+
+/* ------------------------------------------------------------- files -- */
+
+static int make_dir(const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+	struct stat st;
+	size_t n = strlen(dir);
+
+	if (n >= sizeof(path)) {
+		snprintf(err, errlen, "--out: path too long");
+		return -1;
+	}
+	memcpy(path, dir, n + 1);
+	for (char *p = path + 1;; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
+			return -1;
+		}
+		*p = saved;
+		if (!saved)
+			break;
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "'%.600s' is not a directory", dir);
+		return -1;
+	}
+	return 0;
+}
+
+static int open_out(struct rq_state *s, const char *name)
+{
+	char path[4096 + IMGS_FILE_NAME];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", s->a.out, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		snprintf(s->err, sizeof(s->err), "cannot create '%.600s': %s", path, strerror(errno));
+	return fd;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ blocks -- */
+
+static uint64_t chunk_len(uint64_t length, uint32_t chunk)
+{
+	uint64_t start = (uint64_t)chunk << RDMIG_CHUNK_SHIFT;
+	return length - start < RDMIG_CHUNK_SIZE ? length - start : RDMIG_CHUNK_SIZE;
+}
+
+static int is_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && !memcmp(p, p + 1, len - 1));
+}
+
+/* Safe, distinct file names (imgstream's rules), before anything is written. */
+static int name_files(struct rq_state *s)
+{
+	uint32_t n = s->qs.count;
+	struct imgs_block *tmp = calloc(n, sizeof(*tmp));
+	char (*names)[IMGS_FILE_NAME] = calloc(n, sizeof(*names));
+	int ret = -1;
+
+	if (tmp && names) {
+		for (uint32_t i = 0; i < n; i++)
+			memcpy(tmp[i].name, s->qs.blocks[i].name, sizeof(tmp[i].name));
+		if (!imgs_file_names(tmp, n, ".img", names)) {
+			for (uint32_t i = 0; i < n; i++)
+				memcpy(s->rb[i].file, names[i], sizeof(names[i]));
+			ret = 0;
+		}
+	}
+	if (ret)
+		snprintf(s->err, sizeof(s->err), "out of memory for %u file names", n);
+	free(tmp);
+	free(names);
+	return ret;
+}
+
+/* The block list is complete: zeroed memory for every block, in the
+ * source's order.  It goes to the library when the source asks for it. */
+static int alloc_blocks(struct rq_state *s)
+{
+	uint32_t n = s->qs.count;
+
+	s->rb = calloc(n, sizeof(*s->rb));
+	s->blocks = calloc(n, sizeof(*s->blocks));
+	if (!s->rb || !s->blocks) {
+		snprintf(s->err, sizeof(s->err), "out of memory for %u blocks", n);
+		return -1;
+	}
+	if (name_files(s))
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct qs_block *q = &s->qs.blocks[i];
+		struct rq_block *b = &s->rb[i];
+		void *p = mmap(NULL, (size_t)q->length, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (p == MAP_FAILED) {
+			snprintf(s->err, sizeof(s->err), "cannot allocate %" PRIu64 " bytes for RAM "
+				 "block '%s': %s", q->length, q->name, strerror(errno));
+			return -1;
+		}
+		/* 4 KiB residency, so that mincore tells chunks apart (record) */
+		madvise(p, (size_t)q->length, MADV_NOHUGEPAGE);
+		b->mem = p;
+		b->nchunks = (uint32_t)((q->length + RDMIG_CHUNK_SIZE - 1) >> RDMIG_CHUNK_SHIFT);
+		b->data_phase = calloc(b->nchunks, sizeof(*b->data_phase));
+		b->zero_phase = calloc(b->nchunks, sizeof(*b->zero_phase));
+		b->resident = calloc(b->nchunks, sizeof(*b->resident));
+		b->nonzero = calloc(b->nchunks, 1);
+		if (!b->data_phase || !b->zero_phase || !b->resident || !b->nonzero) {
+			snprintf(s->err, sizeof(s->err), "out of memory");
+			return -1;
+		}
+		s->blocks[i] = (struct rdmig_block){.name = q->name, .host = p, .length = q->length};
+	}
+	if (s->a.m.verbose)
+		fprintf(stderr, "recv: QEMU %s: %u RAM blocks, %" PRIu64 " bytes (stream offset %"
+			PRIu64 ")\n", s->qs.machine[0] ? s->qs.machine : "(no configuration)", n,
+			s->qs.total, s->qs.blocks_end);
+	return 0;
+}
+
+/*
+ * Where each block lies in the source's RAM offset space.  The library
+ * checks REGISTER_REQUEST addresses and COMPRESS ranges against these, and
+ * QEMU sends them in its own offsets, so they must be QEMU's exactly.
+ */
+static int resolve_offsets(struct rq_state *s)
+{
+	uint32_t n = s->qs.count;
+
+	if (!s->rows) {
+		if (s->pin_all || n == 1)
+			return 0; /* unused with PIN_ALL; a lone block is at offset 0 */
+		snprintf(s->err, sizeof(s->err), "the source registers memory dynamically, by its "
+			 "own RAM offsets, which its stream does not carry: give --ramblocks FILE "
+			 "(the source's 'info ramblock'), or turn on rdma-pin-all at the source "
+			 "and --pin-all here");
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct qs_block *q = &s->qs.blocks[i];
+		const struct rq_ramblock *row = NULL;
+
+		for (size_t k = 0; k < s->nrows && !row; k++)
+			if (!strcmp(s->rows[k].name, q->name))
+				row = &s->rows[k];
+		if (!row) {
+			snprintf(s->err, sizeof(s->err), "RAM block '%s' is not in --ramblocks %.200s "
+				 "(is it the source's 'info ramblock'?)", q->name, s->a.ramblocks);
+			return -1;
+		}
+		if (row->used != q->length) {
+			snprintf(s->err, sizeof(s->err), "RAM block '%s': the stream says %" PRIu64
+				 " bytes, --ramblocks says 0x%" PRIx64 " (is it from this source?)",
+				 q->name, q->length, row->used);
+			return -1;
+		}
+		/* offset 0 tells the library to lay the block out itself; that
+		 * is right only for the first block (it starts at 0) */
+		if (row->offset == 0 && i > 0) {
+			snprintf(s->err, sizeof(s->err), "RAM block '%s' is at the source's offset 0 "
+				 "but not first in its order: the library cannot express that", q->name);
+			return -1;
+		}
+		s->rb[i].offset = row->offset;
+		s->rb[i].have_offset = 1;
+		s->blocks[i].offset = row->offset;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- the record -- */
+
+static int add_phase(struct rq_state *s, int kind)
+{
+	struct rdmig_counters k;
+	struct rdmig_engine_stats st;
+	struct rq_phase *p;
+
+	if (s->nph == s->phcap) {
+		size_t cap = s->phcap ? s->phcap * 2 : 16;
+		struct rq_phase *n = realloc(s->ph, cap * sizeof(*n));
+		if (!n) {
+			snprintf(s->err, sizeof(s->err), "out of memory for the record");
+			return -1;
+		}
+		s->ph = n;
+		s->phcap = cap;
+	}
+	rdmig_conn_counters(s->conn, &k);
+	rdmig_dest_stats(s->dest, &st);
+	p = &s->ph[s->nph++];
+	*p = (struct rq_phase){
+		.kind = kind,
+		.t = mig_now() - s->t_start,
+		.offset = s->stream_bytes,
+		.hook = s->qs.hooks ? s->qs.last_hook_end : 0,
+		.register_requests = k.received[RDMIG_MSG_REGISTER_REQUEST] -
+				     s->k_prev.received[RDMIG_MSG_REGISTER_REQUEST],
+		.compress = k.received[RDMIG_MSG_COMPRESS] - s->k_prev.received[RDMIG_MSG_COMPRESS],
+		.unregister = k.received[RDMIG_MSG_UNREGISTER_REQUEST] -
+			      s->k_prev.received[RDMIG_MSG_UNREGISTER_REQUEST],
+		.chunks_registered = st.chunks_registered - s->st_prev.chunks_registered,
+		.bytes_compressed = st.bytes_compressed - s->st_prev.bytes_compressed,
+	};
+	s->k_prev = k;
+	s->st_prev = st;
+	return 0;
+}
+
+/*
+ * The library does not say which chunks it registered or zeroed, but both
+ * make our fresh memory resident (registration pins the whole chunk,
+ * COMPRESS writes zeros into its range), and nothing else touches it.  So
+ * after each phase, a chunk with newly resident pages was compressed in it
+ * (they are all zero) or registered and written (they hold data; QEMU
+ * registers only for data).  A chunk may be compressed in one pass and
+ * registered in a later one.  Only resident pages are read, and only when
+ * their number grew, so that looking makes nothing resident.  With PIN_ALL
+ * every chunk is registered at RAM_BLOCKS_REQUEST and nothing is tracked.
+ */
+static void scan_touched(struct rq_state *s, uint32_t phase)
+{
+	size_t ppc = (size_t)(RDMIG_CHUNK_SIZE / (uint64_t)s->page);
+	unsigned char *vec = malloc(ppc);
+
+	for (uint32_t i = 0; vec && s->rb && i < s->qs.count; i++) {
+		struct rq_block *b = &s->rb[i];
+		uint64_t len = s->qs.blocks[i].length;
+
+		for (uint32_t c = 0; c < b->nchunks; c++) {
+			uint64_t n = chunk_len(len, c);
+			uint8_t *base = b->mem + ((uint64_t)c << RDMIG_CHUNK_SHIFT);
+			size_t pages = (size_t)((n + (uint64_t)s->page - 1) / (uint64_t)s->page);
+			uint32_t resident = 0;
+			int data = 0;
+
+			if (b->data_phase[c] || mincore(base, (size_t)n, vec))
+				continue;
+			for (size_t pg = 0; pg < pages; pg++)
+				resident += vec[pg] & 1;
+			if (resident == b->resident[c])
+				continue;
+			b->resident[c] = resident;
+			for (size_t pg = 0; pg < pages && !data; pg++) {
+				size_t off = pg * (size_t)s->page;
+				if (vec[pg] & 1)
+					data = !is_zero(base + off, n - off < (uint64_t)s->page ?
+								  (size_t)(n - off) : (size_t)s->page);
+			}
+			if (data)
+				b->data_phase[c] = phase;
+			else if (!b->zero_phase[c])
+				b->zero_phase[c] = phase;
+		}
+	}
+	free(vec);
+}
+
+/* "0-15,24,30-31" of the chunks where pick(b, c) holds, or "-". */
+static void print_ranges(FILE *f, const struct rq_block *b,
+			 int (*pick)(const struct rq_block *, uint32_t, uint32_t), uint32_t arg)
+{
+	int any = 0;
+
+	for (uint32_t c = 0; c < b->nchunks; c++) {
+		uint32_t e = c;
+		if (!pick(b, c, arg))
+			continue;
+		while (e + 1 < b->nchunks && pick(b, e + 1, arg))
+			e++;
+		fprintf(f, "%s%u", any ? "," : "", c);
+		if (e > c)
+			fprintf(f, "-%u", e);
+		any = 1;
+		c = e;
+	}
+	if (!any)
+		fputc('-', f);
+}
+
+static int pick_data(const struct rq_block *b, uint32_t c, uint32_t phase)
+{
+	return b->data_phase[c] == phase;
+}
+
+static int pick_zero(const struct rq_block *b, uint32_t c, uint32_t phase)
+{
+	return b->zero_phase[c] == phase;
+}
+
+static int pick_nonzero(const struct rq_block *b, uint32_t c, uint32_t unused)
+{
+	return b->nonzero[c];
+}
+
+static void record_phase(FILE *f, const struct rq_state *s, uint32_t i)
+{
+	const struct rq_phase *p = &s->ph[i];
+
+	if (p->kind == PH_RAM_BLOCKS) {
+		fprintf(f, "phase %u ram_blocks_request offset=%" PRIu64 " hook=%" PRIu64 " t=%.6f\n",
+			i, p->offset, p->hook, p->t);
+		return;
+	}
+	fprintf(f, "phase %u registration offset=%" PRIu64 " hook=%" PRIu64 " register_requests=%"
+		PRIu64 " compress=%" PRIu64 " unregister=%" PRIu64 " chunks_registered=%" PRIu64
+		" bytes_compressed=%" PRIu64 " t=%.6f\n", i, p->offset, p->hook, p->register_requests,
+		p->compress, p->unregister, p->chunks_registered, p->bytes_compressed, p->t);
+	for (uint32_t b = 0; b < s->qs.count; b++) {
+		int any = 0;
+		for (uint32_t c = 0; c < s->rb[b].nchunks && !any; c++)
+			any = s->rb[b].data_phase[c] == i || s->rb[b].zero_phase[c] == i;
+		if (!any)
+			continue;
+		fprintf(f, "touched %u block=%u data=", i, b);
+		print_ranges(f, &s->rb[b], pick_data, i);
+		fprintf(f, " zero=");
+		print_ranges(f, &s->rb[b], pick_zero, i);
+		fputc('\n', f);
+	}
+}
+
+/* DIR/record.txt: see docs/qemu-stream.md.  Written on failure too, as far
+ * as the migration got. */
+static void write_record(struct rq_state *s, const char *failure)
+{
+	char path[4096 + 16];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", s->a.out, RQ_RECORD);
+	if (!(f = fopen(path, "w")))
+		return;
+	fprintf(f, "rdmig-qemu-record 1\n");
+	fprintf(f, "machine %s\n", s->qs.machine[0] ? s->qs.machine : "-");
+	fprintf(f, "pin_all %d\n", s->pin_all);
+	fprintf(f, "blocks %u total=%" PRIu64 "\n", s->rb ? s->qs.count : 0, s->qs.total);
+	for (uint32_t i = 0; s->rb && i < s->qs.count; i++) {
+		const struct rq_block *b = &s->rb[i];
+		fprintf(f, "block %u offset=", i);
+		if (b->have_offset)
+			fprintf(f, "0x%" PRIx64, b->offset);
+		else
+			fputc('-', f);
+		fprintf(f, " length=%" PRIu64 " chunks=%u file=%s name=%s\n", s->qs.blocks[i].length,
+			b->nchunks, b->file, s->qs.blocks[i].name);
+	}
+	for (uint32_t i = 0; i < s->nph; i++)
+		record_phase(f, s, i);
+	fprintf(f, "stream bytes=%" PRIu64 " hooks=%u ram_sections=%u ram_end=%d", s->stream_bytes,
+		s->qs.hooks, s->qs.ram_sections, s->qs.ram_ended);
+	if (s->qs.opaque)
+		fprintf(f, " watched_from=%" PRIu64, s->qs.opaque_from);
+	fputc('\n', f);
+	if (failure) {
+		fprintf(f, "end failed %s\n", failure);
+	} else {
+		fprintf(f, "end ok how=%s eof=%" PRIu64 " t=%.6f\n", qs_end_name(s->qs.end),
+			s->qs.eof_offset, s->t_end - s->t_start);
+		for (uint32_t i = 0; i < s->qs.count; i++) {
+			fprintf(f, "nonzero %u chunks=", i);
+			print_ranges(f, &s->rb[i], pick_nonzero, 0);
+			fputc('\n', f);
+		}
+	}
+	fclose(f);
+}
+
+/* ------------------------------------------------------------ events -- */
+
+static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
+{
+	int got;
+
+	if (ev->len > RQ_MAX_STREAM - s->stream_bytes) {
+		snprintf(s->err, sizeof(s->err), "the source's stream passed %llu bytes; QEMU's RDMA "
+			 "stream carries device state only", (unsigned long long)RQ_MAX_STREAM);
+		return -1;
+	}
+	if (write_all(s->stream_fd, ev->data, ev->len)) {
+		snprintf(s->err, sizeof(s->err), "cannot write %.600s/stream.bin: %s", s->a.out,
+			 strerror(errno));
+		return -1;
+	}
+	s->stream_bytes += ev->len;
+	if ((got = qs_feed(&s->qs, ev->data, ev->len)) < 0) {
+		snprintf(s->err, sizeof(s->err), "the source's stream: %s", qs_errmsg(&s->qs));
+		return -1;
+	}
+	return (got & QS_EV_BLOCKS) ? alloc_blocks(s) : 0;
+}
+
+static int on_blocks_needed(struct rq_state *s)
+{
+	int ret;
+
+	if (!qs_blocks_done(&s->qs)) {
+		snprintf(s->err, sizeof(s->err), "the source asked for RAM blocks after %" PRIu64
+			 " stream bytes, before its stream listed them", s->stream_bytes);
+		return -1;
+	}
+	if (resolve_offsets(s) || add_phase(s, PH_RAM_BLOCKS))
+		return -1;
+	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, s->qs.count)))
+		return ret;
+	s->blocks_set = 1;
+	if (s->a.m.verbose)
+		fprintf(stderr, "recv: RAM_BLOCKS_REQUEST at stream offset %" PRIu64 "\n",
+			s->stream_bytes);
+	return 0;
+}
+
+static int on_iteration(struct rq_state *s)
+{
+	if (add_phase(s, PH_REGISTRATION))
+		return -1;
+	if (!s->pin_all)
+		scan_touched(s, (uint32_t)(s->nph - 1));
+	if (s->a.m.verbose)
+		fprintf(stderr, "recv: REGISTER_FINISHED at stream offset %" PRIu64 ": %" PRIu64
+			" registrations, %" PRIu64 " COMPRESS\n", s->stream_bytes,
+			s->ph[s->nph - 1].register_requests, s->ph[s->nph - 1].compress);
+	return 0;
+}
+
+/* Run the destination until the source disconnects. */
+static int receive(struct rq_state *s)
+{
+	struct rdmig_event ev;
+	int ret;
+
+	for (;;) {
+		if ((ret = rdmig_dest_next(s->dest, &ev)))
+			return ret;
+		switch (ev.type) {
+		case RDMIG_EV_STREAM:
+			ret = on_stream(s, &ev);
+			break;
+		case RDMIG_EV_BLOCKS_NEEDED:
+			ret = on_blocks_needed(s);
+			break;
+		case RDMIG_EV_ITERATION_DONE:
+			ret = on_iteration(s);
+			break;
+		case RDMIG_EV_END:
+			s->t_end = mig_now();
+			if (qs_finish(&s->qs)) {
+				snprintf(s->err, sizeof(s->err), "the source disconnected before the end "
+					 "of its stream: %s", qs_errmsg(&s->qs));
+				return -1;
+			}
+			if (!s->blocks_set) {
+				snprintf(s->err, sizeof(s->err), "the stream ended, but the source never "
+					 "asked for the RAM blocks (RAM_BLOCKS_REQUEST)");
+				return -1;
+			}
+			return 0;
+		default:
+			snprintf(s->err, sizeof(s->err), "unknown event %d from the library", ev.type);
+			return -1;
+		}
+		if (ret)
+			return ret;
+	}
+}
+
+/* ------------------------------------------------------ after the end -- */
+
+static int write_images(struct rq_state *s)
+{
+	for (uint32_t i = 0; i < s->qs.count; i++) {
+		struct rq_block *b = &s->rb[i];
+		uint64_t len = s->qs.blocks[i].length;
+		int fd = open_out(s, b->file);
+
+		if (fd < 0)
+			return -1;
+		for (uint32_t c = 0; c < b->nchunks; c++) {
+			uint8_t *p = b->mem + ((uint64_t)c << RDMIG_CHUNK_SHIFT);
+			size_t n = (size_t)chunk_len(len, c);
+			b->nonzero[c] = !is_zero(p, n);
+			if (write_all(fd, p, n)) {
+				snprintf(s->err, sizeof(s->err), "cannot write %.400s/%s: %s", s->a.out,
+					 b->file, strerror(errno));
+				close(fd);
+				return -1;
+			}
+		}
+		if (close(fd)) {
+			snprintf(s->err, sizeof(s->err), "cannot write %.400s/%s: %s", s->a.out, b->file,
+				 strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static uint32_t nonzero_chunks(const struct rq_block *b)
+{
+	uint32_t n = 0;
+	for (uint32_t c = 0; c < b->nchunks; c++)
+		n += b->nonzero[c];
+	return n;
+}
+
+static void print_json(const struct rq_state *s)
+{
+	double secs = s->t_end - s->t_start;
+	struct rdmig_counters k;
+
+	rdmig_conn_counters(s->conn, &k);
+	printf("{\"command\": \"recv\", \"qemu\": true, \"out\": ");
+	mig_json_str(s->a.out);
+	printf(", \"machine\": ");
+	mig_json_str(s->qs.machine);
+	printf(", \"pin_all\": %s, \"blocks\": [", s->pin_all ? "true" : "false");
+	for (uint32_t i = 0; i < s->qs.count; i++) {
+		const struct rq_block *b = &s->rb[i];
+		printf("%s{\"name\": ", i ? ", " : "");
+		mig_json_str(s->qs.blocks[i].name);
+		printf(", \"file\": ");
+		mig_json_str(b->file);
+		printf(", \"length\": %" PRIu64 ", \"offset\": ", s->qs.blocks[i].length);
+		if (b->have_offset)
+			printf("%" PRIu64, b->offset);
+		else
+			printf("null");
+		printf(", \"chunks\": %u, \"nonzero_chunks\": %u}", b->nchunks, nonzero_chunks(b));
+	}
+	printf("], \"bytes_total\": %" PRIu64 ", \"bytes_compressed\": %" PRIu64
+	       ", \"stream_bytes\": %" PRIu64 ", \"stream_end\": \"%s\", \"eof_offset\": %" PRIu64
+	       ", \"ram_sections\": %u, \"hooks\": %u, \"phases\": %zu, \"seconds\": %.6f"
+	       ", \"throughput_MBps\": %.2f, \"iterations\": %" PRIu64 ", \"register_requests\": %"
+	       PRIu64 ", \"chunks_registered\": %" PRIu64 ", \"ready_inline\": %" PRIu64
+	       ", \"ready_copied\": %" PRIu64 ", \"register_result_inline\": %" PRIu64
+	       ", \"register_result_copied\": %" PRIu64,
+	       s->qs.total, s->st.bytes_compressed, s->stream_bytes, qs_end_name(s->qs.end),
+	       s->qs.eof_offset, s->qs.ram_sections, s->qs.hooks, s->nph, secs,
+	       secs > 0 ? (double)s->qs.total / secs / 1e6 : 0.0, s->st.iterations,
+	       s->st.register_requests, s->st.chunks_registered,
+	       k.sent_inline[RDMIG_MSG_READY], k.sent_copied[RDMIG_MSG_READY],
+	       k.sent_inline[RDMIG_MSG_REGISTER_RESULT], k.sent_copied[RDMIG_MSG_REGISTER_RESULT]);
+	mig_json_conn(s->conn);
+	printf("}\n");
+}
+
+static void print_human(const struct rq_state *s)
+{
+	double secs = s->t_end - s->t_start;
+	struct rdmig_counters k;
+	char a[32], b[32], c[32];
+	static const uint32_t shown[] = {RDMIG_MSG_READY, RDMIG_MSG_REGISTER_RESULT,
+					 RDMIG_MSG_RAM_BLOCKS_RESULT};
+
+	rdmig_conn_counters(s->conn, &k);
+	printf("recv: QEMU %s: %u RAM block%s, %s in %.2f s (%.1f MB/s); %" PRIu64 " iteration%s, %"
+	       PRIu64 " registrations served, %s compressed%s\n",
+	       s->qs.machine[0] ? s->qs.machine : "(no configuration)", s->qs.count,
+	       s->qs.count == 1 ? "" : "s", mig_size(s->qs.total, a, sizeof(a)), secs,
+	       secs > 0 ? (double)s->qs.total / secs / 1e6 : 0.0, s->st.iterations,
+	       s->st.iterations == 1 ? "" : "s", s->st.register_requests,
+	       mig_size(s->st.bytes_compressed, b, sizeof(b)), s->pin_all ? "; pin-all" : "");
+	printf("recv: stream %s, ended with %s at offset %" PRIu64 "\n",
+	       mig_size(s->stream_bytes, c, sizeof(c)),
+	       s->qs.end == QS_END_VMDESC ? "QEMU_VM_EOF + vmdesc" : "QEMU_VM_EOF", s->qs.eof_offset);
+	mig_print_conn("recv", s->conn);
+	printf("recv: sent inline/copied:");
+	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
+		printf("%s %s %" PRIu64 "/%" PRIu64, i ? "," : "", rdmig_msg_type_name(shown[i]),
+		       k.sent_inline[shown[i]], k.sent_copied[shown[i]]);
+	printf("\nrecv: %u image%s, stream.bin and " RQ_RECORD " in %s/\n", s->qs.count,
+	       s->qs.count == 1 ? "" : "s", s->a.out);
+}
+
+/* ------------------------------------------------------------- main -- */
+
+static const char *errmsg(const struct rq_state *s, int ret)
+{
+	if (s->err[0])
+		return s->err;
+	if (s->dest)
+		return rdmig_dest_errmsg(s->dest);
+	if (s->conn)
+		return rdmig_conn_errmsg(s->conn);
+	if (s->l)
+		return rdmig_listener_errmsg(s->l);
+	return rdmig_strerror(ret);
+}
+
+static int accept_one(struct rq_state *s)
+{
+	struct rdmig_caps caps;
+	int ret;
+
+	if ((ret = rdmig_listener_create(&s->a.m.opts, &s->l)) ||
+	    (ret = rdmig_listen(s->l, s->a.host, s->a.port)))
+		return ret;
+	if (s->a.m.verbose || isatty(STDERR_FILENO))
+		fprintf(stderr, "recv: listening on %s%s%s:%u\n", strchr(s->a.host, ':') ? "[" : "",
+			s->a.host, strchr(s->a.host, ':') ? "]" : "", rdmig_listener_port(s->l));
+	if ((ret = rdmig_accept(s->l, &s->conn)))
+		return ret;
+	s->t_start = mig_now();
+	rdmig_conn_caps(s->conn, &caps);
+	s->pin_all = (caps.flags & RDMIG_CAP_PIN_ALL) != 0;
+	return rdmig_dest_create(s->conn, &s->dest);
+}
+
+static void cleanup(struct rq_state *s)
+{
+	rdmig_dest_destroy(s->dest); /* deregisters: before the memory goes */
+	rdmig_conn_destroy(s->conn);
+	rdmig_listener_destroy(s->l);
+	for (uint32_t i = 0; s->rb && i < s->qs.count; i++) {
+		if (s->rb[i].mem)
+			munmap(s->rb[i].mem, (size_t)s->qs.blocks[i].length);
+		free(s->rb[i].data_phase);
+		free(s->rb[i].zero_phase);
+		free(s->rb[i].resident);
+		free(s->rb[i].nonzero);
+	}
+	free(s->rb);
+	free(s->blocks);
+	free(s->rows);
+	free(s->ph);
+	qs_free(&s->qs);
+	if (s->stream_fd >= 0)
+		close(s->stream_fd);
+}
+
+int cmd_recv_qemu(int argc, char **argv)
+{
+	struct rq_state s;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	s.stream_fd = -1;
+	s.page = sysconf(_SC_PAGESIZE);
+	if ((ret = parse_args(argc, argv, &s.a)))
+		return ret == 1 ? 0 : ret;
+	qs_init(&s.qs, s.a.max_total);
+	if ((s.a.ramblocks && load_ramblocks(&s)) || make_dir(s.a.out, s.err, sizeof(s.err)) ||
+	    (s.stream_fd = open_out(&s, "stream.bin")) < 0) {
+		ret = cli_fail("recv", s.err);
+		cleanup(&s);
+		return ret;
+	}
+	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
+		const char *msg = errmsg(&s, ret);
+		if (s.conn)
+			rdmig_send_error(s.conn); /* best effort: tell QEMU */
+		write_record(&s, msg);
+		ret = cli_fail("recv", msg);
+		cleanup(&s);
+		return ret;
+	}
+	rdmig_dest_stats(s.dest, &s.st);
+	ret = 0;
+	if (write_images(&s)) {
+		write_record(&s, s.err);
+		ret = cli_fail("recv", s.err);
+	} else {
+		write_record(&s, NULL);
+		if (s.a.m.json)
+			print_json(&s);
+		else
+			print_human(&s);
+	}
+	cleanup(&s);
+	return ret;
+}
