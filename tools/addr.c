@@ -1,4 +1,7 @@
 /* addr.c - command-line address and option parsing shared by subcommands. */
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,4 +77,37 @@ void cli_log(void *ctx, int level, const char *msg)
 {
 	static const char *names[] = {"error", "info", "debug"};
 	fprintf(stderr, "rdmig[%s]: %s\n", names[level < 0 ? 0 : level > 2 ? 2 : level], msg);
+}
+
+/* "123", "512M", "2G": bytes, with binary suffixes; -1 if malformed. */
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	unsigned long long v;
+	char *end;
+	const char *u;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (*end) {
+		if (end[1] || !(u = strchr(units, *end)))
+			return -1;
+		for (int shift = (int)(u - units + 1) * 10; shift > 0; shift -= 10) {
+			if (v > UINT64_MAX >> 10)
+				return -1;
+			v <<= 10;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+uint64_t cli_physical_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 1ull << 30;
 }

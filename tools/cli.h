@@ -14,6 +14,12 @@
 int cli_split_addr(const char *s, char *host, size_t hostlen, char *port, size_t portlen,
 		   char *err, size_t errlen);
 
+/* "123", "512M", "2G": bytes, with binary suffixes; -1 if malformed. */
+int cli_parse_size(const char *s, uint64_t *out);
+/* This machine's physical memory (1 GiB when it cannot be read): the
+ * default bound on what a source may ask a destination to allocate. */
+uint64_t cli_physical_memory(void);
+
 /* Parse --inline's value: "auto", "0" or N bytes. */
 int cli_parse_inline(const char *s, int *out);
 

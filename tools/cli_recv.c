@@ -79,39 +79,6 @@ static void recv_usage(FILE *f)
 		   "  -v, -vv         the library's notes / debug log on stderr\n");
 }
 
-/* "123", "512M", "2G": bytes, with binary suffixes; -1 if malformed. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	static const char units[] = "KMGT";
-	unsigned long long v;
-	char *end;
-	const char *u;
-
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	if (*end) {
-		if (end[1] || !(u = strchr(units, *end)))
-			return -1;
-		for (int shift = (int)(u - units + 1) * 10; shift > 0; shift -= 10) {
-			if (v > UINT64_MAX >> 10)
-				return -1;
-			v <<= 10;
-		}
-	}
-	*out = v;
-	return 0;
-}
-
-static uint64_t physical_memory(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 1ull << 30;
-}
-
 static int parse_recv_args(int argc, char **argv, struct recv_args *a)
 {
 	static const struct option longopts[] = {
@@ -122,14 +89,14 @@ static int parse_recv_args(int argc, char **argv, struct recv_args *a)
 	int c, r;
 
 	mig_common_init(&a->m);
-	a->max_total = physical_memory();
+	a->max_total = cli_physical_memory();
 	while ((c = getopt_long(argc, argv, "l:o:M:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
 		if (c == 'l') {
 			listen = optarg;
 		} else if (c == 'o') {
 			a->out = optarg;
 		} else if (c == 'M') {
-			if (parse_size(optarg, &a->max_total)) {
+			if (cli_parse_size(optarg, &a->max_total)) {
 				snprintf(err, sizeof(err), "--max-total '%s': takes bytes, optionally "
 					 "with K, M, G or T", optarg);
 				return cli_fail("recv", err) + 1;

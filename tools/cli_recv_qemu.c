@@ -115,39 +115,6 @@ static void usage(FILE *f)
 
 /* ------------------------------------------------------------ options -- */
 
-/* "123", "512M", "2G": bytes, with binary suffixes; -1 if malformed. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	static const char units[] = "KMGT";
-	unsigned long long v;
-	const char *u;
-	char *end;
-
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	if (*end) {
-		if (end[1] || !(u = strchr(units, *end)))
-			return -1;
-		for (int shift = (int)(u - units + 1) * 10; shift > 0; shift -= 10) {
-			if (v > UINT64_MAX >> 10)
-				return -1;
-			v <<= 10;
-		}
-	}
-	*out = v;
-	return 0;
-}
-
-static uint64_t physical_memory(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 1ull << 30;
-}
-
 static int parse_args(int argc, char **argv, struct rq_args *a)
 {
 	static const struct option longopts[] = {
@@ -159,7 +126,7 @@ static int parse_args(int argc, char **argv, struct rq_args *a)
 	int c, r;
 
 	mig_common_init(&a->m);
-	a->max_total = physical_memory();
+	a->max_total = cli_physical_memory();
 	while ((c = getopt_long(argc, argv, "Ql:o:r:M:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
 		if (c == 'Q') {
 			continue; /* the command table routes on it; nothing to do here */
@@ -170,7 +137,7 @@ static int parse_args(int argc, char **argv, struct rq_args *a)
 		} else if (c == 'r') {
 			a->ramblocks = optarg;
 		} else if (c == 'M') {
-			if (parse_size(optarg, &a->max_total) || a->max_total == 0) {
+			if (cli_parse_size(optarg, &a->max_total) || a->max_total == 0) {
 				snprintf(err, sizeof(err), "--max-total '%s': takes bytes, optionally "
 					 "with K, M, G or T", optarg);
 				return cli_fail("recv", err) + 1;
