@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -110,4 +111,37 @@ uint64_t cli_physical_memory(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
 	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 1ull << 30;
+}
+
+/* mkdir -p: dir and its parents; err says what failed. */
+/* mkdir -p */
+int cli_make_dir(const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+	struct stat st;
+	size_t n = strlen(dir);
+
+	if (n >= sizeof(path)) {
+		snprintf(err, errlen, "--out: path too long");
+		return -1;
+	}
+	memcpy(path, dir, n + 1);
+	for (char *p = path + 1; ; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
+			return -1;
+		}
+		*p = saved;
+		if (!saved)
+			break;
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "'%.600s' is not a directory", dir);
+		return -1;
+	}
+	return 0;
 }

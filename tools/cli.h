@@ -20,6 +20,9 @@ int cli_parse_size(const char *s, uint64_t *out);
  * default bound on what a source may ask a destination to allocate. */
 uint64_t cli_physical_memory(void);
 
+/* mkdir -p DIR; -1 with a message in err on failure. */
+int cli_make_dir(const char *dir, char *err, size_t errlen);
+
 /* Parse --inline's value: "auto", "0" or N bytes. */
 int cli_parse_inline(const char *s, int *out);
 

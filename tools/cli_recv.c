@@ -126,37 +126,6 @@ static int parse_recv_args(int argc, char **argv, struct recv_args *a)
 	return 0;
 }
 
-/* mkdir -p */
-static int make_dir(const char *dir, char *err, size_t errlen)
-{
-	char path[4096];
-	struct stat st;
-	size_t n = strlen(dir);
-
-	if (n >= sizeof(path)) {
-		snprintf(err, errlen, "--out: path too long");
-		return -1;
-	}
-	memcpy(path, dir, n + 1);
-	for (char *p = path + 1; ; p++) {
-		if (*p != '/' && *p)
-			continue;
-		char saved = *p;
-		*p = '\0';
-		if (mkdir(path, 0755) && errno != EEXIST) {
-			snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
-			return -1;
-		}
-		*p = saved;
-		if (!saved)
-			break;
-	}
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "'%s' is not a directory", dir);
-		return -1;
-	}
-	return 0;
-}
 
 static int open_out(const struct recv_state *s, const char *name, char *err, size_t errlen)
 {
@@ -556,7 +525,7 @@ int cmd_recv(int argc, char **argv)
 	if ((ret = parse_recv_args(argc, argv, &s.a)))
 		return ret == 1 ? 0 : ret;
 	imgs_parser_init(&s.ps, s.a.max_total);
-	if (make_dir(s.a.out, s.err, sizeof(s.err)) ||
+	if (cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
 	    (s.stream_fd = open_out(&s, "stream.bin", s.err, sizeof(s.err))) < 0) {
 		ret = cli_fail("recv", s.err);
 		cleanup(&s);

@@ -270,36 +270,6 @@ static int load_ramblocks(struct rq_state *s)
 
 /* ------------------------------------------------------------- files -- */
 
-static int make_dir(const char *dir, char *err, size_t errlen)
-{
-	char path[4096];
-	struct stat st;
-	size_t n = strlen(dir);
-
-	if (n >= sizeof(path)) {
-		snprintf(err, errlen, "--out: path too long");
-		return -1;
-	}
-	memcpy(path, dir, n + 1);
-	for (char *p = path + 1;; p++) {
-		if (*p != '/' && *p)
-			continue;
-		char saved = *p;
-		*p = '\0';
-		if (mkdir(path, 0755) && errno != EEXIST) {
-			snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
-			return -1;
-		}
-		*p = saved;
-		if (!saved)
-			break;
-	}
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "'%.600s' is not a directory", dir);
-		return -1;
-	}
-	return 0;
-}
 
 static int open_out(struct rq_state *s, const char *name)
 {
@@ -932,7 +902,7 @@ int cmd_recv_qemu(int argc, char **argv)
 	if ((ret = parse_args(argc, argv, &s.a)))
 		return ret == 1 ? 0 : ret;
 	qs_init(&s.qs, s.a.max_total);
-	if ((s.a.ramblocks && load_ramblocks(&s)) || make_dir(s.a.out, s.err, sizeof(s.err)) ||
+	if ((s.a.ramblocks && load_ramblocks(&s)) || cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
 	    (s.stream_fd = open_out(&s, "stream.bin")) < 0) {
 		ret = cli_fail("recv", s.err);
 		cleanup(&s);
