@@ -10,4 +10,11 @@
  */
 int cmd_recv_qemu(int argc, char **argv);
 
+/*
+ * `rdmig send --qemu-replay DIR --to ADDR:PORT ...`: replay what `recv
+ * --qemu` recorded in DIR into a real QEMU destination.  Routed from
+ * `send` like recv --qemu: argv unchanged.
+ */
+int cmd_send_replay(int argc, char **argv);
+
 #endif

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "cli_qemu.h"
 #include "imgstream.h"
 
 #define PAGE 4096u
@@ -426,6 +427,12 @@ static void cleanup(struct send_state *s)
 
 int cmd_send(int argc, char **argv)
 {
+	/* `rdmig send --qemu-replay DIR ...`: into a real QEMU destination
+	 * (tools/cli_send_replay.c) */
+	for (int a = 1; a < argc; a++)
+		if (!strncmp(argv[a], "--qemu-replay", 13))
+			return cmd_send_replay(argc, argv);
+
 	struct send_state s;
 	struct rdmig_engine_stats st;
 	int ret;

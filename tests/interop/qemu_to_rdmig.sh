@@ -13,6 +13,12 @@
 #           live     a running VM that keeps dirtying memory (dirtier.S)
 #           killed   the source dies mid-migration: rdmig must fail
 #           compare  QEMU->rdmig vs QEMU->QEMU migration time, same VM
+#           replay, replay_pin_all, replay_live
+#                    the other direction: record a migration (dynamic,
+#                    pin-all, or of the running dirtier guest), then
+#                    `rdmig send --qemu-replay` it into a fresh QEMU
+#                    destination, whose RAM file must equal the source's and
+#                    which must run on `cont`; timed against QEMU -> QEMU
 # Example: scripts/rdma-vm --mem 3072 -- bash tests/interop/qemu_to_rdmig.sh build rxe
 #
 # Prints "ok - ..." / "FAIL - ..." per check and "N passed, N failed"; exits
@@ -24,7 +30,7 @@
 set -uo pipefail
 
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-	echo "usage: $0 BUILD_DIR DEVICE [dynamic|pin_all|live|killed|compare]" >&2
+	echo "usage: $0 BUILD_DIR DEVICE [dynamic|pin_all|live|killed|compare|replay|replay_pin_all|replay_live]" >&2
 	exit 2
 fi
 BUILD=$(cd "$1" 2>/dev/null && pwd) || { echo "FAIL - no build directory '$1'"; exit 1; }
@@ -79,7 +85,8 @@ fi
 # Fixed ports, one range per mode and device.
 case $MODE in
 dynamic) PORT=19600 ;; pin_all) PORT=19610 ;; live) PORT=19620 ;; killed) PORT=19630 ;;
-compare) PORT=19640 ;;
+compare) PORT=19640 ;; replay) PORT=19650 ;; replay_pin_all) PORT=19660 ;;
+replay_live) PORT=19670 ;;
 *) echo "FAIL - unknown mode '$MODE'"; exit 1 ;;
 esac
 [ "$DEVICE" = siw ] && PORT=$((PORT + 100))
@@ -416,8 +423,128 @@ mode_compare() {
 	done
 }
 
+# ------------------------------------------------------------- replay --
+
+# replay_into_qemu TAG PORT MODE [QEMU ARGS...]: `rdmig send --qemu-replay`
+# plays TAG's record into a fresh, paused QEMU destination with the same
+# machine arguments, whose RAM is the shared file $WORK/TAG-rdst.ram.  Sets
+# SRC (rdmig's exit status) and DST (the destination's incoming status);
+# the destination keeps running (DPID) for the caller's checks.
+replay_into_qemu() {
+	local tag=$1 port=$2 mode=$3 args=()
+	shift 3
+	qemu_vm "$tag-rdst" -object \
+		"memory-backend-file,id=pc.ram,size=${MEM_MIB}M,mem-path=$WORK/$tag-rdst.ram,share=on" \
+		-S -incoming "rdma:$IP:$port" "$@"
+	DPID=$QPID
+	[ "$mode" = pin_all ] && args=(--pin-all)
+	timeout 300 "$RDMIG" send --qemu-replay "$WORK/$tag.out" --to "$IP:$port" --json -v \
+		"${args[@]}" >"$WORK/$tag.replay.json" 2>"$WORK/$tag.replay.err" </dev/null
+	SRC=$?
+	qmp "$WORK/$tag-rdst.qmp" incoming 120 >"$WORK/$tag-rdst.incoming.json"
+	DST=$(json_str "$WORK/$tag-rdst.incoming.json" status)
+}
+
+# sent_by_type TAG inline|copied TYPE: how many TYPE messages the replay sent so
+sent_by_type() {
+	grep -o "\"messages_sent_$2\": {[^}]*}" "$WORK/$1.replay.json" | grep -o "\"$3\": [0-9]*" |
+		sed 's/.*: //'
+}
+
+# hot_word FILE: the dirtier's hot word (7 MiB into RAM), as a number
+hot_word() { od -An -tu4 -j $((7 << 20)) -N4 "$1" | tr -d ' '; }
+
+# check_replay TAG MODE: QEMU accepted the replay and holds the source's RAM
+check_replay() {
+	local tag=$1 mode=$2 st
+	check "$tag: rdmig send --qemu-replay exited 0 ($(json_num "$WORK/$tag.replay.json" seconds) s)" \
+		test "$SRC" = 0
+	check "$tag: QEMU's destination reports the incoming migration ${DST:-(no status)}" \
+		test "$DST" = completed
+	if [ "$SRC" != 0 ] || [ "$DST" != completed ]; then
+		for f in "$WORK/$tag.replay.err" "$WORK/$tag-rdst.incoming.json" "$WORK/$tag-rdst.qemu.log"; do
+			[ -s "$f" ] && { echo "# --- ${f##*/}"; tail -n 15 "$f" | sed 's/^/#   /'; }
+		done
+		return 1
+	fi
+	st=$(qmp "$WORK/$tag-rdst.qmp" status)
+	# the source's run state travels: prelaunch for a source started with -S
+	# that never ran, paused for one that ran
+	check "$tag: the destination is stopped, waiting for cont ($st)" \
+		test "$st" = prelaunch -o "$st" = paused
+	check "$tag: its RAM file equals the source's byte for byte" \
+		cmp -s "$WORK/$tag-rdst.ram" "$WORK/$tag.ram"
+	check "$tag: the replay used $mode registration" \
+		grep -q "\"pin_all\": $([ "$mode" = pin_all ] && echo true || echo false)," "$WORK/$tag.replay.json"
+	check "$tag: every recorded phase was replayed ($(json_num "$WORK/$tag.replay.json" phases) phases, $(json_num "$WORK/$tag.replay.json" iterations) REGISTER_FINISHED)" \
+		test "$(json_num "$WORK/$tag.replay.json" iterations)" = \
+		"$(grep -c '^phase [0-9]* registration' "$WORK/$tag.out/record.txt")"
+	if [ "$mode" != pin_all ]; then
+		local inl cp
+		inl=$(sent_by_type "$tag" inline REGISTER_REQUEST)
+		cp=$(sent_by_type "$tag" copied REGISTER_REQUEST)
+		check "$tag: REGISTER_REQUEST went inline to QEMU (inline/copied $inl/$cp)" \
+			test "${inl:-0}" -gt 0 -a "${cp:-1}" = 0
+		check "$tag: zero chunks went as COMPRESS ($(json_num "$WORK/$tag.replay.json" bytes_compressed) bytes)" \
+			test "$(json_num "$WORK/$tag.replay.json" bytes_compressed)" -gt 0
+	fi
+	return 0
+}
+
+# cont TAG: resume the destination; it must be running afterwards
+check_cont() {
+	local tag=$1 st
+	qmp "$WORK/$tag-rdst.qmp" cont >/dev/null
+	sleep 1
+	st=$(qmp "$WORK/$tag-rdst.qmp" status)
+	check "$tag: the destination runs after cont ($st)" test "$st" = running
+}
+
+mode_replay() { # dynamic | pin_all: a stopped VM; timed against QEMU -> QEMU
+	local tag=$1 mode=$2 qemu_ms
+	ram_file "$tag"
+	to_rdmig "$tag" "$PORT" "$mode" -S
+	check "$tag: the recording (QEMU -> rdmig recv --qemu) completed" \
+		test "$MRC" = 0 -a "$RRC" = 0 || { show_failure "$tag"; return; }
+	replay_into_qemu "$tag" $((PORT + 1)) "$mode"
+	if check_replay "$tag" "$mode"; then
+		check_cont "$tag"
+	fi
+	qmp "$WORK/$tag-rdst.qmp" quit >/dev/null 2>&1
+	wait "$DPID" 2>/dev/null
+	# the same VM (same RAM file), QEMU -> QEMU, for the time
+	to_qemu "$tag" $((PORT + 2)) "$mode"
+	qemu_ms=$(json_num "$WORK/$tag.migrate.json" total-time)
+	echo "# $tag: replay into QEMU $(json_num "$WORK/$tag.replay.json" seconds) s (rdmig, connect .. last byte); QEMU -> QEMU total-time ${qemu_ms:-?} ms, wall $(json_num "$WORK/$tag.migrate.json" wall_seconds) s"
+}
+
+mode_replay_live() {
+	local tag=replay-live before after
+	check "the dirtier guest builds (as --32, ld -m elf_i386)" build_dirtier || return
+	ram_file "$tag" 8 56
+	SETUP_HOOK=live_setup to_rdmig "$tag" "$PORT" dynamic -kernel "$WORK/dirtier.elf" \
+		-serial "file:$WORK/$tag.serial"
+	check "$tag: the recording of the running guest completed" \
+		test "$MRC" = 0 -a "$RRC" = 0 || { show_failure "$tag"; return; }
+	replay_into_qemu "$tag" $((PORT + 1)) dynamic -kernel "$WORK/dirtier.elf" \
+		-serial "file:$WORK/$tag-rdst.serial"
+	if check_replay "$tag" dynamic; then
+		before=$(hot_word "$WORK/$tag-rdst.ram")
+		check_cont "$tag"
+		sleep 2
+		after=$(hot_word "$WORK/$tag-rdst.ram")
+		check "$tag: the guest carries on from the migrated state (hot word $before -> $after)" \
+			test "$after" -gt "$before"
+	fi
+	qmp "$WORK/$tag-rdst.qmp" quit >/dev/null 2>&1
+	wait "$DPID" 2>/dev/null
+}
+
 case $MODE in
 dynamic | pin_all) mode_stopped "$MODE-$DEVICE" ;;
+replay) mode_replay "replay-$DEVICE" dynamic ;;
+replay_pin_all) mode_replay "replay-pin-all-$DEVICE" pin_all ;;
+replay_live) mode_replay_live ;;
 live) mode_live ;;
 killed) mode_killed ;;
 compare) mode_compare ;;

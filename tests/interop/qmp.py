@@ -5,6 +5,8 @@ usage: qmp.py SOCKET hmp 'COMMAND LINE'      print a human-monitor command's out
        qmp.py SOCKET caps NAME=on|off ...    migrate-set-capabilities
        qmp.py SOCKET migrate URI [TIMEOUT]   migrate and wait until it is over; prints
                                              a JSON summary, exit 0 only if completed
+       qmp.py SOCKET incoming [TIMEOUT]      wait until an incoming migration is over;
+                                             prints a JSON summary, exit 0 only if completed
        qmp.py SOCKET status                  print the run state
        qmp.py SOCKET EXECUTE [JSON-ARGS]     any command; prints its "return"
 
@@ -74,6 +76,23 @@ def migrate(q, uri, timeout):
     return 0 if out["status"] == "completed" else 1
 
 
+def incoming(q, timeout):
+    """On a destination: poll query-migrate until the incoming migration
+    ended (an incoming side reports no times, only its status)."""
+    t0 = time.monotonic()
+    info = {}
+    while time.monotonic() - t0 < timeout:
+        info = q.execute("query-migrate")
+        if info.get("status") in ("completed", "failed", "cancelled"):
+            break
+        time.sleep(0.05)
+    out = {"status": info.get("status"), "waited_seconds": round(time.monotonic() - t0, 3)}
+    if "error-desc" in info:
+        out["error-desc"] = info["error-desc"]
+    print(json.dumps(out, sort_keys=True))
+    return 0 if out["status"] == "completed" else 1
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
@@ -90,6 +109,8 @@ def main(argv):
         return 0
     if cmd == "migrate":
         return migrate(q, argv[3], float(argv[4]) if len(argv) > 4 else 300.0)
+    if cmd == "incoming":
+        return incoming(q, float(argv[3]) if len(argv) > 3 else 120.0)
     if cmd == "status":
         print(q.execute("query-status")["status"])
         return 0

@@ -1,0 +1,180 @@
+/*
+ * test_replay_record.c - the reader of `rdmig recv --qemu`'s record.txt
+ * (tools/replay_record.c): a real record's shape parses into the plan a
+ * replay follows (each chunk in the first pass that touched it, the rest in
+ * the last pass), and every rule rejects what breaks it with the line and
+ * field.  Inputs are exact-size heap copies so that ASan catches over-reads.
+ */
+#include <stdlib.h>
+#include "check.h"
+#include "replay_record.h"
+
+/* From a stopped 64 MiB -M pc VM, dynamic registration (shortened). */
+static const char DYNAMIC[] =
+	"rdmig-qemu-record 1\n"
+	"machine pc-i440fx-7.2\n"
+	"pin_all 0\n"
+	"blocks 2 total=67371008\n"
+	"block 0 offset=0x0 length=67108864 chunks=64 file=pc.ram.img name=pc.ram\n"
+	"block 1 offset=0x4000000 length=262144 chunks=1 file=pc.bios.img name=pc bios (rom)\n"
+	"phase 0 ram_blocks_request offset=191 hook=191 t=0.035617\n"
+	"phase 1 registration offset=191 hook=191 register_requests=0 compress=0 unregister=0 "
+	"chunks_registered=0 bytes_compressed=0 t=0.038351\n"
+	"phase 2 registration offset=217 hook=217 register_requests=2 compress=1 unregister=0 "
+	"chunks_registered=2 bytes_compressed=1048576 t=0.117139\n"
+	"touched 2 block=0 data=0,2 zero=1\n"
+	"phase 3 registration offset=243 hook=243 register_requests=1 compress=1 unregister=0 "
+	"chunks_registered=1 bytes_compressed=8192 t=0.205756\n"
+	"touched 3 block=0 data=3,1 zero=4-6\n"
+	"touched 3 block=1 data=0 zero=-\n"
+	"phase 4 registration offset=300 hook=300 register_requests=0 compress=0 unregister=0 "
+	"chunks_registered=0 bytes_compressed=0 t=0.3\n"
+	"stream bytes=1000 hooks=4 ram_sections=3 ram_end=1 watched_from=854\n"
+	"end ok how=eof+vmdesc eof=900 t=2.373082\n"
+	"nonzero 0 chunks=0,2-4\n"
+	"nonzero 1 chunks=0\n";
+
+static int parse(const char *text, struct replay_record *r, char *err, size_t errlen)
+{
+	size_t n = strlen(text);
+	char *copy = malloc(n ? n : 1);
+	int ret;
+
+	memcpy(copy, text, n);
+	ret = rr_parse(copy, n, r, err, errlen);
+	free(copy);
+	return ret;
+}
+
+TEST(a_dynamic_record_plans_each_chunk_in_its_first_pass)
+{
+	struct replay_record r;
+	char err[512] = "";
+
+	CHECK_OK(parse(DYNAMIC, &r, err, sizeof(err)));
+	CHECK_STR_CONTAINS(r.machine, "pc-i440fx-7.2");
+	CHECK(!r.pin_all);
+	CHECK_EQ(r.nblocks, 2u);
+	CHECK_STR_CONTAINS(r.blocks[1].name, "pc bios (rom)");
+	CHECK_STR_CONTAINS(r.blocks[1].file, "pc.bios.img");
+	CHECK_EQ(r.ram_bytes, 67108864ull + 262144ull);
+	CHECK_EQ(r.nphases, 5u);
+	CHECK(r.phases[0].ram_blocks);
+	CHECK_EQ(r.phases[3].offset, 243ull);
+	CHECK_EQ(r.stream_bytes, 1000ull);
+	CHECK_EQ(r.blocks[0].send_phase[0], 2u);
+	CHECK_EQ(r.blocks[0].send_phase[1], 2u); /* compressed in 2, registered in 3 */
+	CHECK_EQ(r.blocks[0].send_phase[2], 2u);
+	CHECK_EQ(r.blocks[0].send_phase[3], 3u);
+	CHECK_EQ(r.blocks[0].send_phase[6], 3u);
+	CHECK_EQ(r.blocks[0].send_phase[7], 4u);  /* never seen: the last pass */
+	CHECK_EQ(r.blocks[0].send_phase[63], 4u);
+	CHECK_EQ(r.blocks[1].send_phase[0], 3u);
+	rr_free(&r);
+}
+
+TEST(a_pin_all_record_sends_everything_in_the_last_pass)
+{
+	static const char rec[] = "rdmig-qemu-record 1\nmachine -\npin_all 1\nblocks 1 total=3\n"
+				  "block 0 offset=- length=3145729 chunks=4 file=a.img name=a\n"
+				  "phase 0 ram_blocks_request offset=10 hook=10 t=0\n"
+				  "phase 1 registration offset=10 hook=10 t=0\n"
+				  "phase 2 registration offset=20 hook=20 t=0\n"
+				  "phase 3 ram_blocks_request offset=20 hook=20 t=0\n";
+	struct replay_record r;
+	char err[512] = "";
+	char *two_setups = strdup(rec);
+
+	/* a second RAM_BLOCKS_REQUEST is refused ... */
+	CHECK_EQ(parse(rec, &r, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "line 9: a second ram_blocks_request (phase 3)");
+	/* ... and without it the record plans all 4 chunks into phase 2 */
+	strcpy(strstr(two_setups, "phase 3"), "stream bytes=20\nend ok\n");
+	CHECK_OK(parse(two_setups, &r, err, sizeof(err)));
+	CHECK(r.pin_all);
+	for (uint32_t c = 0; c < 4; c++)
+		CHECK_EQ(r.blocks[0].send_phase[c], 2u);
+	rr_free(&r);
+	free(two_setups);
+}
+
+/* Replace the first occurrence of `from` in DYNAMIC by `to`; parse; expect
+ * a refusal whose message contains want. */
+static void refused(const char *from, const char *to, const char *want)
+{
+	const char *at = strstr(DYNAMIC, from);
+	size_t n = strlen(DYNAMIC) + strlen(to) + 1;
+	char *text = malloc(n), err[512] = "";
+	struct replay_record r;
+
+	if (!at)
+		CHECK_FAIL_AT("'%s' is not in the record", from);
+	snprintf(text, n, "%.*s%s%s", (int)(at - DYNAMIC), DYNAMIC, to, at + strlen(from));
+	CHECK_EQ(parse(text, &r, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, want);
+	CHECK_EQ(r.nblocks, 0u); /* emptied */
+	free(text);
+}
+
+TEST(each_rule_refuses_what_breaks_it)
+{
+	refused("rdmig-qemu-record 1", "rdmig-qemu-record 2", "line 1: not an rdmig QEMU record");
+	refused("pin_all 0", "pin_all 2", "line 3: pin_all must be 0 or 1");
+	refused("blocks 2 ", "blocks 3 ", "2 block lines for 3 blocks");
+	refused("blocks 2 ", "blocks 0 ", "a record without RAM blocks");
+	refused("block 1 offset", "block 5 offset", "line 6: index 5 is out of range (2)");
+	refused("chunks=64", "chunks=65", "block 0: chunks=65 for length=67108864");
+	refused("length=67108864", "length=1099511627777", "length=1099511627777 is not a number");
+	refused("file=pc.ram.img", "file=../etc/passwd", "no file= naming an image");
+	refused("file=pc.ram.img", "file=..", "no file= naming an image");
+	refused(" name=pc.ram", " nom=pc.ram", "block 0: no name=");
+	refused("phase 1 registration", "phase 1 ram_blocks_request", "a second ram_blocks_request");
+	refused("phase 0 ram_blocks_request", "phase 0 registration", "the first phase must be");
+	refused("phase 2 registration", "phase 7 registration", "phase 7 where phase 2 was due");
+	refused("phase 3 registration offset=243", "phase 3 registration offset=100",
+		"phase 3 at stream offset 100, before phase 2's 217");
+	refused("phase 4 registration offset=300", "phase 4 registration offset=5000",
+		"past the stream's 1000 bytes");
+	refused("phase 2 registration", "phase 2 unregister", "neither ram_blocks_request nor");
+	refused("touched 2 block=0 data=0,2", "touched 2 block=0 data=0,64",
+		"chunk range 64-64 is outside the block's 64 chunks");
+	refused("zero=4-6", "zero=6-4", "chunk range 6-4 is outside");
+	refused("zero=4-6", "zero=4-", "bad chunk range");
+	refused("zero=4-6", "zero=4;5", "bad chunk range separator");
+	refused("data=0,2", "data=99999999999999999999", "outside the block's 64 chunks");
+	refused("touched 2 block=0", "touched 0 block=0", "chunks touched in phase 0");
+	refused("touched 2 block=0", "touched 2 block=9", "block=9 is not a number up to 1");
+	refused("touched 2 block=0 data=0,2 zero=1", "touched 2 block=0 data=0,2",
+		"touched needs data= and zero=");
+	refused("stream bytes=1000", "stream bytes=lots", "bytes=lots is not a number");
+	refused("end ok how", "end failed the source disconnected", "the recorded migration failed");
+	refused("end ok how=eof+vmdesc eof=900 t=2.373082\n", "", "'nonzero' before 'end ok'");
+	refused("nonzero 0", "phase 9", "'phase' after 'end'");
+	refused("machine pc-i440fx-7.2", "machine pc i440fx", "is not one word");
+	refused("machine pc-i440fx-7.2", "frobnicate 1", "line 2: unknown line 'frobnicate'");
+}
+
+TEST(empty_truncated_and_binary_records_are_refused)
+{
+	struct replay_record r;
+	char err[512] = "";
+	char nul[] = "rdmig-qemu-record 1\nmachine \0x\n";
+
+	CHECK_EQ(parse("", &r, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "empty record");
+	for (size_t cut = 1; cut < strlen(DYNAMIC) - 1; cut += 7) {
+		char *text = malloc(cut);
+		memcpy(text, DYNAMIC, cut);
+		if (!rr_parse(text, cut, &r, err, sizeof(err))) {
+			/* only a cut after "end ok" leaves a whole record */
+			if (cut < (size_t)(strstr(DYNAMIC, "end ok") - DYNAMIC) + 6)
+				CHECK_FAIL_AT("a record cut at %zu bytes was accepted", cut);
+			rr_free(&r);
+		}
+		free(text);
+	}
+	CHECK_EQ(rr_parse(nul, sizeof(nul) - 1, &r, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "NUL byte");
+}
+
+CHECK_MAIN()

@@ -1,0 +1,374 @@
+/*
+ * cli_send_replay.c - `rdmig send --qemu-replay DIR --to ADDR:PORT`: play a
+ * migration recorded by `rdmig recv --qemu` into a real QEMU destination
+ * (`-incoming rdma:ADDR:PORT`, same machine configuration), which then
+ * holds the recorded VM and can resume it.
+ *
+ * QEMU's destination parses the stream and serves registration only after
+ * each RAM_SAVE_FLAG_HOOK it reads, so the replay must cut the stream
+ * exactly where the recording saw each control phase:
+ *
+ *   stream [0, phase 0)      -> RAM_BLOCKS_REQUEST (the destination's
+ *                               blocks, offsets and, with pin-all, keys)
+ *   stream [phase 0, phase 1) -> registration pass: for every chunk the plan
+ *                               gives this pass, a write of the whole chunk
+ *                               from DIR/<file> (the library registers it,
+ *                               or sends COMPRESS when it is all zero and
+ *                               not registered yet), then REGISTER_FINISHED
+ *   ...                      -> the rest of the stream, disconnect.
+ *
+ * REGISTER keys and COMPRESS offsets travel in QEMU's RAM-offset space; the
+ * library takes the offsets from the destination's RAM_BLOCKS_RESULT, so
+ * the record's offsets are not needed.  Block order and lengths must match
+ * the destination's (the library checks them and says which differs).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli.h"
+#include "cli_qemu.h"
+#include "replay_record.h"
+
+struct replay_args {
+	struct mig_common m;
+	const char *dir;
+	char host[256], port[16];
+};
+
+/* A file of the record, mapped read-only (NULL map for an empty file). */
+struct mapped {
+	uint8_t *map;
+	uint64_t length;
+};
+
+struct replay_state {
+	struct replay_args a;
+	struct replay_record rec;
+	struct mapped stream;
+	struct mapped *img;
+	struct rdmig_block *blocks;
+	struct rdmig_conn *conn;
+	struct rdmig_source *src;
+	struct mig_progress prog;
+	uint64_t sent_ram, stream_pos;
+	uint32_t phase; /* the phase being replayed, for error messages */
+	double t_start, t_end;
+	char err[10240];
+};
+
+static void replay_usage(FILE *f)
+{
+	fprintf(f, "usage: rdmig send --qemu-replay DIR --to ADDR:PORT [--pin-all]\n"
+		   "                  [--inline auto|0|N] [--json] [--timeout S] [-v]\n"
+		   "Replays a migration recorded by 'rdmig recv --qemu --out DIR' into a QEMU\n"
+		   "started with the recorded machine configuration and -incoming rdma:ADDR:PORT.\n"
+		   "  --pin-all      ask QEMU to register all its memory up front\n"
+		   "  --inline       inline size of control messages (default auto)\n"
+		   "  --timeout S    limit of every wait, in seconds (0: none; default 60)\n"
+		   "  --json         one JSON object on stdout instead of the summary\n"
+		   "  -v, -vv        the library's notes / debug log on stderr\n");
+}
+
+static int parse_replay_args(int argc, char **argv, struct replay_args *a)
+{
+	static const struct option longopts[] = {
+		{"qemu-replay", required_argument, NULL, 'R'},
+		{"to", required_argument, NULL, 't'},
+		MIG_COMMON_OPTIONS,
+		{NULL, 0, NULL, 0}};
+	const char *to = NULL;
+	char err[300];
+	int c, r;
+
+	mig_common_init(&a->m);
+	while ((c = getopt_long(argc, argv, "t:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (c == 'R') {
+			a->dir = optarg;
+		} else if (c == 't') {
+			to = optarg;
+		} else if (c == 'h') {
+			replay_usage(stdout);
+			return 1;
+		} else if ((r = mig_common_opt(&a->m, "send", c, optarg)) <= 0) {
+			if (r == 0)
+				replay_usage(stderr);
+			return 2;
+		}
+	}
+	if (!a->dir || !*a->dir)
+		return cli_fail("send", "--qemu-replay needs the record's directory") + 1;
+	if (!to)
+		return cli_fail("send", "--to ADDR:PORT is required (see --help)") + 1;
+	if (optind < argc)
+		return cli_fail("send", "--qemu-replay takes no FILE arguments: the images come "
+					"from the record's directory") + 1;
+	if (cli_split_addr(to, a->host, sizeof(a->host), a->port, sizeof(a->port), err, sizeof(err)))
+		return cli_fail("send", err) + 1;
+	if (atoi(a->port) == 0)
+		return cli_fail("send", "--to needs a real port, not 0") + 1;
+	return 0;
+}
+
+/* ----------------------------------------------------- the record -- */
+
+static int map_path(const char *path, struct mapped *m, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SIZE_MAX) {
+		snprintf(err, errlen, "'%s' is not a regular file that can be mapped", path);
+		close(fd);
+		return -1;
+	}
+	m->length = (uint64_t)st.st_size;
+	if (m->length) {
+		void *p = mmap(NULL, (size_t)m->length, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			snprintf(err, errlen, "cannot map '%s': %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		m->map = p;
+	}
+	close(fd); /* the mapping keeps the file */
+	return 0;
+}
+
+static void unmap(struct mapped *m)
+{
+	if (m->map)
+		munmap(m->map, (size_t)m->length);
+	m->map = NULL;
+}
+
+static int read_record(struct replay_state *s)
+{
+	char path[4096 + 64], perr[512];
+	struct mapped text = {0};
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/record.txt", s->a.dir);
+	if (map_path(path, &text, s->err, sizeof(s->err)))
+		return -1;
+	ret = rr_parse(text.map ? (const char *)text.map : "", (size_t)text.length, &s->rec, perr,
+		       sizeof(perr));
+	unmap(&text);
+	if (ret)
+		snprintf(s->err, sizeof(s->err), "%s: %s", path, perr);
+	return ret;
+}
+
+/* The stream and every image, each of the length the record gives. */
+static int map_inputs(struct replay_state *s)
+{
+	char path[4096 + 300];
+
+	snprintf(path, sizeof(path), "%s/stream.bin", s->a.dir);
+	if (map_path(path, &s->stream, s->err, sizeof(s->err)))
+		return -1;
+	if (s->stream.length != s->rec.stream_bytes) {
+		snprintf(s->err, sizeof(s->err), "'%s' has %" PRIu64 " bytes, the record says %" PRIu64,
+			 path, s->stream.length, s->rec.stream_bytes);
+		return -1;
+	}
+	s->img = calloc(s->rec.nblocks, sizeof(*s->img));
+	s->blocks = calloc(s->rec.nblocks, sizeof(*s->blocks));
+	if (!s->img || !s->blocks) {
+		snprintf(s->err, sizeof(s->err), "out of memory");
+		return -1;
+	}
+	for (uint32_t i = 0; i < s->rec.nblocks; i++) {
+		const struct rr_block *b = &s->rec.blocks[i];
+		snprintf(path, sizeof(path), "%s/%s", s->a.dir, b->file);
+		if (map_path(path, &s->img[i], s->err, sizeof(s->err)))
+			return -1;
+		if (s->img[i].length != b->length) {
+			snprintf(s->err, sizeof(s->err), "block '%s': '%s' has %" PRIu64 " bytes, the "
+				 "record says %" PRIu64, b->name, path, s->img[i].length, b->length);
+			return -1;
+		}
+		/* offset 0: the library takes QEMU's offsets from RAM_BLOCKS_RESULT */
+		s->blocks[i] = (struct rdmig_block){b->name, s->img[i].map, b->length, 0};
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- the replay -- */
+
+static int send_stream_to(struct replay_state *s, uint64_t end)
+{
+	int ret = rdmig_source_write_stream(s->src, s->stream.map + s->stream_pos,
+					    (size_t)(end - s->stream_pos));
+	if (!ret)
+		s->stream_pos = end;
+	return ret;
+}
+
+/* One registration pass: every chunk the plan gives phase k, then
+ * REGISTER_FINISHED. */
+static int replay_pass(struct replay_state *s, uint32_t k)
+{
+	for (uint32_t b = 0; b < s->rec.nblocks; b++) {
+		const struct rr_block *rb = &s->rec.blocks[b];
+		for (uint32_t c = 0; c < rb->nchunks; c++) {
+			uint64_t off = (uint64_t)c << RDMIG_CHUNK_SHIFT;
+			uint64_t len = rb->length - off < RDMIG_CHUNK_SIZE ? rb->length - off
+									   : RDMIG_CHUNK_SIZE;
+			int ret;
+			if (rb->send_phase[c] != k)
+				continue;
+			if ((ret = rdmig_source_write(s->src, b, off, len)))
+				return ret;
+			s->sent_ram += len;
+			mig_progress(&s->prog, s->sent_ram);
+		}
+	}
+	return rdmig_source_end_iteration(s->src);
+}
+
+static int replay(struct replay_state *s)
+{
+	int ret;
+
+	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
+		return ret;
+	s->t_start = mig_now();
+	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)) ||
+	    (ret = rdmig_source_create(s->conn, s->blocks, s->rec.nblocks, &s->src)))
+		return ret;
+	mig_progress_start(&s->prog, "replay", s->rec.ram_bytes);
+	for (s->phase = 0; s->phase < s->rec.nphases; s->phase++) {
+		const struct rr_phase *ph = &s->rec.phases[s->phase];
+		if ((ret = send_stream_to(s, ph->offset)))
+			return ret;
+		ret = ph->ram_blocks ? rdmig_source_setup(s->src) : replay_pass(s, s->phase);
+		if (ret)
+			return ret;
+	}
+	ret = send_stream_to(s, s->rec.stream_bytes);
+	s->t_end = mig_now();
+	mig_progress_end(&s->prog);
+	return ret;
+}
+
+/* ------------------------------------------------------------ output -- */
+
+static void print_json(const struct replay_state *s, const struct rdmig_engine_stats *st)
+{
+	double secs = s->t_end - s->t_start;
+	struct rdmig_caps caps;
+
+	rdmig_conn_caps(s->conn, &caps);
+	printf("{\"command\": \"send\", \"mode\": \"qemu-replay\", \"record\": ");
+	mig_json_str(s->a.dir);
+	printf(", \"machine\": ");
+	mig_json_str(s->rec.machine);
+	printf(", \"to\": ");
+	mig_json_str(s->a.host);
+	printf(", \"port\": %s, \"pin_all\": %s, \"recorded_pin_all\": %s, \"blocks\": %u, "
+	       "\"phases\": %u, \"ram_bytes\": %" PRIu64 ", \"stream_bytes\": %" PRIu64 ", "
+	       "\"bytes_written\": %" PRIu64 ", \"bytes_compressed\": %" PRIu64 ", "
+	       "\"writes_posted\": %" PRIu64 ", \"iterations\": %" PRIu64 ", "
+	       "\"register_round_trips\": %" PRIu64 ", \"register_rtt_p50_us\": %.1f, "
+	       "\"register_rtt_p99_us\": %.1f, \"seconds\": %.6f",
+	       s->a.port, caps.flags & RDMIG_CAP_PIN_ALL ? "true" : "false",
+	       s->rec.pin_all ? "true" : "false", s->rec.nblocks, s->rec.nphases, s->rec.ram_bytes,
+	       st->stream_bytes, st->bytes_written, st->bytes_compressed, st->writes_posted,
+	       st->iterations, st->register_requests, st->register_rtt_p50_us,
+	       st->register_rtt_p99_us, secs);
+	mig_json_conn(s->conn);
+	printf("}\n");
+}
+
+static void print_human(const struct replay_state *s, const struct rdmig_engine_stats *st)
+{
+	double secs = s->t_end - s->t_start;
+	char a[32], b[32], c[32];
+	struct rdmig_caps caps;
+
+	rdmig_conn_caps(s->conn, &caps);
+	printf("send: replayed %s (%s, %u blocks, %s) into QEMU in %.2f s, %u phases, %s "
+	       "registration\n", s->a.dir, s->rec.machine, s->rec.nblocks,
+	       mig_size(s->rec.ram_bytes, a, sizeof(a)), secs, s->rec.nphases,
+	       caps.flags & RDMIG_CAP_PIN_ALL ? "pin-all" : "dynamic");
+	printf("send: written %s, compressed %s, stream %s; %" PRIu64 " register round trips "
+	       "(p50 %.1f us, p99 %.1f us), %" PRIu64 " REGISTER_FINISHED\n",
+	       mig_size(st->bytes_written, a, sizeof(a)), mig_size(st->bytes_compressed, b, sizeof(b)),
+	       mig_size(st->stream_bytes, c, sizeof(c)), st->register_requests,
+	       st->register_rtt_p50_us, st->register_rtt_p99_us, st->iterations);
+	mig_print_conn("send", s->conn);
+}
+
+static void report_failure(struct replay_state *s, int ret)
+{
+	const char *lib = s->src ? rdmig_source_errmsg(s->src)
+			  : s->conn ? rdmig_conn_errmsg(s->conn) : rdmig_strerror(ret);
+	char msg[1600];
+
+	if (s->src && s->phase < s->rec.nphases)
+		snprintf(msg, sizeof(msg), "phase %u (%s at stream offset %" PRIu64 "): %s", s->phase,
+			 s->rec.phases[s->phase].ram_blocks ? "RAM_BLOCKS_REQUEST" : "registration",
+			 s->rec.phases[s->phase].offset, lib);
+	else
+		snprintf(msg, sizeof(msg), "%s", lib);
+	if (ret == RDMIG_EPEER)
+		strncat(msg, " (QEMU refused; its own log says why)", sizeof(msg) - strlen(msg) - 1);
+	cli_fail("send", msg);
+}
+
+static void cleanup(struct replay_state *s)
+{
+	rdmig_source_destroy(s->src);
+	rdmig_conn_destroy(s->conn); /* flushes and disconnects: QEMU then finishes */
+	for (uint32_t i = 0; s->img && i < s->rec.nblocks; i++)
+		unmap(&s->img[i]);
+	unmap(&s->stream);
+	free(s->img);
+	free(s->blocks);
+	rr_free(&s->rec);
+}
+
+int cmd_send_replay(int argc, char **argv)
+{
+	struct replay_state s;
+	struct rdmig_engine_stats st;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	if ((ret = parse_replay_args(argc, argv, &s.a)))
+		return ret == 1 ? 0 : ret;
+	if (read_record(&s) || map_inputs(&s)) {
+		cli_fail("send", s.err);
+		cleanup(&s);
+		return 1;
+	}
+	if (s.rec.pin_all != s.a.m.opts.pin_all)
+		fprintf(stderr, "rdmig: send: note: the record used %s registration, this replay "
+				"uses %s\n", s.rec.pin_all ? "pin-all" : "dynamic",
+			s.a.m.opts.pin_all ? "pin-all" : "dynamic");
+	if ((ret = replay(&s))) {
+		mig_progress_end(&s.prog);
+		report_failure(&s, ret);
+		cleanup(&s);
+		return 1;
+	}
+	rdmig_source_stats(s.src, &st);
+	if (s.a.m.json)
+		print_json(&s, &st);
+	else
+		print_human(&s, &st);
+	cleanup(&s);
+	return 0;
+}
