@@ -323,8 +323,10 @@ static void report_failure(struct replay_state *s, int ret)
 			 s->rec.phases[s->phase].offset, lib);
 	else
 		snprintf(msg, sizeof(msg), "%s", lib);
-	if (ret == RDMIG_EPEER)
-		strncat(msg, " (QEMU refused; its own log says why)", sizeof(msg) - strlen(msg) - 1);
+	/* QEMU aborts with an ERROR, or (a stream it cannot load) by exiting */
+	if (ret == RDMIG_EPEER || ret == RDMIG_EDISCONNECTED || ret == RDMIG_ECOMPLETION)
+		strncat(msg, " (QEMU gave up on the migration; its own log says why)",
+			sizeof(msg) - strlen(msg) - 1);
 	cli_fail("send", msg);
 }
 

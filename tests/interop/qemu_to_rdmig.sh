@@ -500,6 +500,24 @@ check_cont() {
 	check "$tag: the destination runs after cont ($st)" test "$st" = running
 }
 
+# replay_refused TAG PORT: a destination with twice the RAM refuses the
+# recorded block list; rdmig must say so and fail, not hang.
+replay_refused() {
+	local tag=$1 port=$2 rc lines
+	MEM_MIB=$((MEM_MIB * 2)) qemu_vm "$tag-big" -object \
+		"memory-backend-ram,id=pc.ram,size=$((MEM_MIB * 2))M" -S -incoming "rdma:$IP:$port"
+	local bpid=$QPID
+	timeout 120 "$RDMIG" send --qemu-replay "$WORK/$tag.out" --to "$IP:$port" --timeout 20 \
+		>/dev/null 2>"$WORK/$tag.refused.err" </dev/null
+	rc=$?
+	lines=$(grep -c '^rdmig: ' "$WORK/$tag.refused.err")
+	check "$tag: a QEMU with $((MEM_MIB * 2)) MiB refuses the replay: rdmig exits $rc with one error line ($(grep '^rdmig: ' "$WORK/$tag.refused.err" | head -n1))" \
+		test "$rc" != 0 -a "$rc" != 124 -a "$lines" = 1
+	grep -h 'Length mismatch\|error' "$WORK/$tag-big.qemu.log" | head -n 2 | sed 's/^/#   QEMU: /'
+	kill "$bpid" 2>/dev/null
+	wait "$bpid" 2>/dev/null
+}
+
 mode_replay() { # dynamic | pin_all: a stopped VM; timed against QEMU -> QEMU
 	local tag=$1 mode=$2 qemu_ms
 	ram_file "$tag"
@@ -512,6 +530,7 @@ mode_replay() { # dynamic | pin_all: a stopped VM; timed against QEMU -> QEMU
 	fi
 	qmp "$WORK/$tag-rdst.qmp" quit >/dev/null 2>&1
 	wait "$DPID" 2>/dev/null
+	[ "$mode" = dynamic ] && replay_refused "$tag" $((PORT + 3))
 	# the same VM (same RAM file), QEMU -> QEMU, for the time
 	to_qemu "$tag" $((PORT + 2)) "$mode"
 	qemu_ms=$(json_num "$WORK/$tag.migrate.json" total-time)

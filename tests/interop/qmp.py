@@ -56,15 +56,22 @@ class QMP:
             return reply.get("return")
 
 
-def migrate(q, uri, timeout):
-    t0 = time.monotonic()
-    q.execute("migrate", uri=uri)
+def wait_until_over(q, t0, timeout, period):
+    """Poll query-migrate until the migration ended or timeout seconds
+    passed since t0; its last answer."""
     info = {}
     while time.monotonic() - t0 < timeout:
         info = q.execute("query-migrate")
         if info.get("status") in ("completed", "failed", "cancelled"):
             break
-        time.sleep(0.02)
+        time.sleep(period)
+    return info
+
+
+def migrate(q, uri, timeout):
+    t0 = time.monotonic()
+    q.execute("migrate", uri=uri)
+    info = wait_until_over(q, t0, timeout, 0.02)
     out = {"status": info.get("status"), "wall_seconds": round(time.monotonic() - t0, 3)}
     for key in ("total-time", "downtime", "setup-time", "error-desc"):
         if key in info:
@@ -80,12 +87,7 @@ def incoming(q, timeout):
     """On a destination: poll query-migrate until the incoming migration
     ended (an incoming side reports no times, only its status)."""
     t0 = time.monotonic()
-    info = {}
-    while time.monotonic() - t0 < timeout:
-        info = q.execute("query-migrate")
-        if info.get("status") in ("completed", "failed", "cancelled"):
-            break
-        time.sleep(0.05)
+    info = wait_until_over(q, t0, timeout, 0.05)
     out = {"status": info.get("status"), "waited_seconds": round(time.monotonic() - t0, 3)}
     if "error-desc" in info:
         out["error-desc"] = info["error-desc"]
