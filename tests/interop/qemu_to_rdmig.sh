@@ -43,31 +43,9 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 MEM_MIB=64
 
-passed=0
-failed=0
-ok()   { echo "ok - $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL - $*"; failed=$((failed + 1)); }
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
-}
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" = 0 ] && [ "$passed" -gt 0 ]
-	exit $?
-}
-
-case $DEVICE in
-rxe) IP=${RDMAVM_RXE_IP:-} ;;
-siw) IP=${RDMAVM_SIW_IP:-} ;;
-*) echo "FAIL - unknown device '$DEVICE' (rxe or siw)"; exit 1 ;;
-esac
-if [ -z "$IP" ]; then
-	echo "FAIL - RDMAVM_${DEVICE^^}_IP is not set: interop tests run inside the test guest" \
-		"(scripts/rdma-vm --mem 3072 -- ctest -L interop)"
-	exit 1
-fi
+# shellcheck source=../lib/check.sh
+. "$HERE/../lib/check.sh"
+device_ip "$DEVICE" interop
 [ -x "$RDMIG" ] || { echo "FAIL - $RDMIG is missing: build first"; exit 1; }
 command -v "$QEMU" >/dev/null || { echo "FAIL - $QEMU is not installed (apt-get install qemu-system-x86)"; exit 1; }
 "$PY" -c 'import json, socket' 2>/dev/null || { echo "FAIL - python3 is missing"; exit 1; }

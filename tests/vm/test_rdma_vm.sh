@@ -16,16 +16,8 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RDMA_VM=${RDMA_VM:-$HERE/../../scripts/rdma-vm}
 
-passed=0
-failed=0
-ok()   { echo "ok - $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL - $*"; failed=$((failed + 1)); }
-# check DESCRIPTION COMMAND...: ok if COMMAND succeeds
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
-}
+# shellcheck source=../lib/check.sh
+. "$HERE/../lib/check.sh"
 # Does file $1 hold exactly the text $2 (plus a final newline)?
 has_exactly() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 # The same, ignoring the script's own "rdma-vm: ..." lines (a first run
