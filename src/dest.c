@@ -216,7 +216,7 @@ static int register_chunks(struct rdmig_dest *d, struct dst_block *b, uint32_t f
 		return engine_reg_failed(d->c, "destination chunk", b->name, end - start);
 	if (keep_mr(d, mr)) {
 		ibv_dereg_mr(mr);
-		return RDMIG_ENOMEM;
+		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ENOMEM, "out of memory");
 	}
 	for (uint32_t i = first; i < first + count; i++)
 		if (!b->chunk_mr[i])
@@ -349,7 +349,9 @@ static int handle_compress(struct rdmig_dest *d, const struct rdmig_msg *m)
 					    (unsigned long long)cp.offset, (unsigned long long)cp.length,
 					    cp.block_index, b->name, (unsigned long long)b->offset,
 					    (unsigned long long)b->length);
-		zero_range(b->host + rel, cp.length);
+		/* An empty block may have no memory: NULL + 0 is undefined in C. */
+		if (cp.length)
+			zero_range(b->host + rel, cp.length);
 		d->st.bytes_compressed += cp.length;
 	}
 	return 0;

@@ -1,43 +1,65 @@
 #!/usr/bin/env bash
-# run-fuzz.sh [SECONDS] - build the wire fuzzer with clang and run it.
+# run-fuzz.sh [SECONDS] [TARGET] - build one libFuzzer target with clang and run it.
 #
-# Builds target fuzz_wire into build-fuzz, runs it for SECONDS (default 20)
-# on a temporary copy of tests/fuzz/corpus/wire (the checked-in corpus is
-# never written), prints the fuzzer's execs/s, and exits non-zero if the
-# fuzzer found a crash.  A crashing input is kept in build-fuzz/artifacts/.
+# TARGET is wire (default: fuzz_wire, the message decoder) or dest
+# (fuzz_dest, the destination engine over faked completions).  Builds it
+# into build-fuzz (RDMIG_FUZZ_BUILD overrides), runs it for SECONDS
+# (default 20) on a temporary copy of tests/fuzz/corpus/TARGET (the
+# checked-in corpus is never written), prints the fuzzer's execs/s, and
+# exits non-zero if the fuzzer found a crash.  A crashing input is kept in
+# build-fuzz/artifacts/ (replay: build-fuzz/tests/fuzz_TARGET FILE).
 #
-# RDMIG_FUZZ_DIRECT=1 skips CMake and compiles the fuzzer straight from
-# src/wire.c and src/error.c (no libibverbs needed; handy while the rest of
-# the tree does not build).
+# RDMIG_FUZZ_DIRECT=1 skips CMake and compiles the fuzzer straight from its
+# sources (no libibverbs needed, only its headers for dest; handy while the
+# rest of the tree does not build).
 set -euo pipefail
 
 secs=${1:-20}
+target=${2:-wire}
 if ! [[ $secs =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then
-	echo "usage: $0 [SECONDS]" >&2
+	echo "usage: $0 [SECONDS] [wire|dest]" >&2
 	exit 2
 fi
+case $target in
+wire)
+	# the decoder alone
+	direct_srcs="src/wire.c src/error.c tests/fuzz/fuzz_wire.c"
+	max_len=4096
+	;;
+dest)
+	# the destination engine with the channel and registration faked
+	direct_srcs="src/dest.c src/engine.c src/wire.c src/error.c src/log.c src/opts.c
+		tests/fuzz/fuzz_dest.c tests/fuzz/fake_channel.c"
+	max_len=8192 # room for a few hundred records
+	;;
+*)
+	echo "usage: $0 [SECONDS] [wire|dest]" >&2
+	exit 2
+	;;
+esac
+name=fuzz_$target
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
-build=build-fuzz
+build=${RDMIG_FUZZ_BUILD:-build-fuzz}
+bin=$build/tests/$name
 # Sanitizers abort on the first report, so UBSan findings count as crashes.
 # fuzzer-no-link instruments the library too: without it libFuzzer gets no
 # coverage from the parser it is meant to explore.
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 
 if [ "${RDMIG_FUZZ_DIRECT:-0}" = 1 ]; then
-	bin=$build/tests/fuzz_wire
 	mkdir -p "$build/tests"
-	clang -std=c11 -D_GNU_SOURCE -g -O1 $san -fsanitize=fuzzer -Iinclude -Isrc \
-		src/wire.c src/error.c tests/fuzz/fuzz_wire.c -o "$bin"
+	# shellcheck disable=SC2086 # the source list is meant to split
+	clang -std=c11 -D_GNU_SOURCE -g -O1 $san -fsanitize=fuzzer -Iinclude -Isrc -Itests/fuzz \
+		$direct_srcs -o "$bin"
 else
-	bin=$build/tests/fuzz_wire
 	mkdir -p "$build"
 	if ! { CC=clang cmake -S . -B "$build" -DRDMIG_FUZZ=ON \
 		-DCMAKE_C_FLAGS="$san -fsanitize=fuzzer-no-link" &&
-		cmake --build "$build" --target fuzz_wire; } >"$build/fuzz-build.log" 2>&1; then
-		tail -n 40 "$build/fuzz-build.log" >&2
-		echo "fuzz_wire: build failed (full log: $build/fuzz-build.log)" >&2
+		cmake --build "$build" --target "$name"; } >"$build/$name-build.log" 2>&1; then
+		tail -n 40 "$build/$name-build.log" >&2
+		echo "$name: build failed (full log: $build/$name-build.log)" >&2
 		exit 2
 	fi
 fi
@@ -45,12 +67,12 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/rdmig-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus" "$build/artifacts"
-cp tests/fuzz/corpus/wire/* "$work/corpus/"
+cp "tests/fuzz/corpus/$target"/* "$work/corpus/"
 
-echo "fuzz_wire: ${secs}s on a copy of tests/fuzz/corpus/wire ($(ls "$work/corpus" | wc -l) seeds)"
+echo "$name: ${secs}s on a copy of tests/fuzz/corpus/$target ($(ls "$work/corpus" | wc -l) seeds)"
 set +e
-"$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 -print_final_stats=1 \
-	-artifact_prefix="$root/$build/artifacts/" "$work/corpus" >"$work/log" 2>&1
+"$bin" -max_total_time="$secs" -max_len="$max_len" -timeout=10 -print_final_stats=1 \
+	-artifact_prefix="$root/$build/artifacts/$name-" "$work/corpus" >"$work/log" 2>&1
 status=$?
 set -e
 
@@ -58,7 +80,7 @@ execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/log" | tail -n 1)
 units=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)
 if [ "$status" -ne 0 ]; then
 	tail -n 60 "$work/log" >&2
-	echo "fuzz_wire: FAILED (exit $status); inputs in $build/artifacts/" >&2
+	echo "$name: FAILED (exit $status); inputs in $build/artifacts/" >&2
 	exit 1
 fi
-echo "fuzz_wire: no crash; ${units:-?} executions, execs/s: ${execs:-?}, corpus grew to $(ls "$work/corpus" | wc -l)"
+echo "$name: no crash; ${units:-?} executions, execs/s: ${execs:-?}, corpus grew to $(ls "$work/corpus" | wc -l)"

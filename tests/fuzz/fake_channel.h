@@ -1,0 +1,91 @@
+/*
+ * fake_channel.h - link-time fakes of everything the destination engine
+ * (src/dest.c) calls outside itself, for fuzz_dest.c.
+ *
+ *   rdmig_recv, rdmig_reply, rdmig_send_error   (src/channel.c, not linked)
+ *   ibv_reg_mr, ibv_dereg_mr                    (libibverbs, not linked;
+ *   ibv_reg_mr_iova2 only to fail)
+ *
+ * No device, no queue pair, no completion queue: a received message is the
+ * next frame the test hands out, parsed by the real rdmig_msg_parse as
+ * channel.c does; every READY, reply, ERROR and registration is recorded so
+ * the test can check it.  Registered regions get fake keys from a table that
+ * remembers what each key covered and whether it is still registered, so a
+ * reply that names a stale or too-small region is caught.
+ */
+#ifndef RDMIG_FAKE_CHANNEL_H
+#define RDMIG_FAKE_CHANNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "conn.h"
+
+#define FAKE_MAX_REPLIES 8
+
+/* What the test plugs in.  Every hook gets ctx. */
+struct fake_hooks {
+	/* The next message as its receive completion would deliver it (the
+	 * bytes and the completion's byte count); false: the peer is gone. */
+	bool (*next_frame)(void *ctx, const uint8_t **buf, size_t *len);
+	/* The destination asks for another message: the previous one is done. */
+	void (*before_recv)(void *ctx);
+	/* A frame was parsed (rc) and is about to be handed over (m when rc == 0);
+	 * rc is RDMIG_EDISCONNECTED when next_frame had nothing left. */
+	void (*delivered)(void *ctx, int rc, const struct rdmig_msg *m);
+	/* Registration of [addr, addr + len) is about to succeed (abort if it
+	 * must not), and a region is about to be deregistered. */
+	void (*check_reg)(void *ctx, const uint8_t *addr, size_t len, int access);
+	void (*check_dereg)(void *ctx, const uint8_t *addr, size_t len);
+	void *ctx;
+};
+
+/* A reply the destination sent, as it would travel (header + payload). */
+struct fake_reply {
+	uint32_t type, repeat, len;
+	uint8_t *wire;          /* RDMIG_HEADER_SIZE + len bytes */
+	const uint8_t *payload; /* wire + RDMIG_HEADER_SIZE */
+};
+
+/* What a registered key covers. */
+struct fake_region {
+	const uint8_t *addr;
+	size_t len;
+	bool live;
+};
+
+struct fake_channel {
+	struct rdmig_conn *conn; /* the only connection the fakes accept */
+	struct fake_hooks hooks;
+	unsigned fail_reg_at; /* fail the Nth ibv_reg_mr of the run (0: never) */
+
+	unsigned recvs;       /* rdmig_recv calls (each sends one READY) */
+	bool disconnected;    /* rdmig_recv reported RDMIG_EDISCONNECTED */
+	unsigned errors_sent; /* rdmig_send_error calls */
+	bool reg_failed;      /* the injected registration failure happened */
+	unsigned regs, live_regions;
+	struct fake_reply replies[FAKE_MAX_REPLIES];
+	unsigned nreplies;
+
+	uint8_t *rx; /* the received message (exactly its size, for ASan) */
+	struct fake_region *regions; /* index = rkey - FAKE_RKEY_BASE */
+	size_t nregions, regions_cap;
+};
+
+#define FAKE_RKEY_BASE 0x1000u
+
+extern struct fake_channel fake;
+
+/* Start a run on conn with hooks; fail_reg_at as above. */
+void fake_begin(struct rdmig_conn *conn, const struct fake_hooks *hooks, unsigned fail_reg_at);
+/* Forget the recorded replies (the test has checked them). */
+void fake_clear_replies(void);
+/* End a run: every region must have been deregistered. */
+void fake_end(void);
+/* The region behind an rkey the destination handed out; NULL if none. */
+const struct fake_region *fake_region_of(uint32_t rkey);
+
+/* Abort with a message: libFuzzer reports it as a crash. */
+void fake_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif
