@@ -12,13 +12,14 @@
 #           pin_all  the same with the rdma-pin-all capability
 #           live     a running VM that keeps dirtying memory (dirtier.S)
 #           killed   the source dies mid-migration: rdmig must fail
-#           compare  QEMU->rdmig vs QEMU->QEMU migration time, same VM
+#           compare  QEMU->rdmig, rdmig->QEMU (the replay of that record) and
+#                    QEMU->QEMU migration times, same VM, alternating
 #           replay, replay_pin_all, replay_live
 #                    the other direction: record a migration (dynamic,
 #                    pin-all, or of the running dirtier guest), then
 #                    `rdmig send --qemu-replay` it into a fresh QEMU
 #                    destination, whose RAM file must equal the source's and
-#                    which must run on `cont`; timed against QEMU -> QEMU
+#                    which must run on `cont`
 # Example: scripts/rdma-vm --mem 3072 -- bash tests/interop/qemu_to_rdmig.sh build rxe
 #
 # Prints "ok - ..." / "FAIL - ..." per check and "N passed, N failed"; exits
@@ -63,7 +64,7 @@ fi
 # Fixed ports, one range per mode and device.
 case $MODE in
 dynamic) PORT=19600 ;; pin_all) PORT=19610 ;; live) PORT=19620 ;; killed) PORT=19630 ;;
-compare) PORT=19640 ;; replay) PORT=19650 ;; replay_pin_all) PORT=19660 ;;
+compare) PORT=19680 ;; replay) PORT=19650 ;; replay_pin_all) PORT=19660 ;;
 replay_live) PORT=19670 ;;
 *) echo "FAIL - unknown mode '$MODE'"; exit 1 ;;
 esac
@@ -360,7 +361,8 @@ mode_killed() {
 	check "$tag: no images were written" test -z "$(ls "$WORK/$tag.out"/*.img 2>/dev/null)"
 }
 
-# compare: the same stopped VM into rdmig and into QEMU, alternating.
+# compare: the same stopped VM into rdmig (and its record back into a QEMU)
+# and into QEMU, alternating.
 mode_compare() {
 	local round m tag port=$PORT
 	declare -A times walls
@@ -373,6 +375,17 @@ mode_compare() {
 			if [ "$MRC" = 0 ] && [ "$RRC" = 0 ] && cmp -s "$WORK/$tag.out/pc.ram.img" "$WORK/$tag.ram"; then
 				times[$m-rdmig]+=" $(json_num "$WORK/$tag.migrate.json" total-time)"
 				walls[$m-rdmig]+=" $(json_num "$WORK/$tag.migrate.json" wall_seconds)"
+				# and back: the record replayed into a QEMU destination
+				replay_into_qemu "$tag" "$port" "$m"
+				port=$((port + 1))
+				if [ "$SRC" = 0 ] && [ "$DST" = completed ] && cmp -s "$WORK/$tag-rdst.ram" "$WORK/$tag.ram"; then
+					times[$m-replay]+=" $(awk -v s="$(json_num "$WORK/$tag.replay.json" seconds)" 'BEGIN { printf "%d", s * 1000 }')"
+				else
+					fail "$tag: rdmig -> QEMU (replay)"
+				fi
+				qmp "$WORK/$tag-rdst.qmp" quit >/dev/null 2>&1
+				wait "$DPID" 2>/dev/null
+				rm -f "$WORK/$tag-rdst.ram"
 			else
 				fail "$tag: QEMU -> rdmig"
 				show_failure "$tag"
@@ -392,12 +405,14 @@ mode_compare() {
 			rm -f "$WORK/$tag.ram"
 		done
 	done
-	echo "# 64 MiB stopped VM over $DEVICE; QEMU total-time in ms (query-migrate), 3 rounds:"
+	echo "# 64 MiB stopped VM over $DEVICE; QEMU total-time in ms (query-migrate), 3 rounds;"
+	echo "# rdmig -> QEMU: the replay of the same round's record, rdmig's connect .. last byte:"
 	for m in dynamic pin_all; do
-		echo "#   $m: QEMU -> rdmig:${times[$m-rdmig]:- -}   QEMU -> QEMU:${times[$m-qemu]:- -}"
+		echo "#   $m: QEMU -> rdmig:${times[$m-rdmig]:- -}   rdmig -> QEMU:${times[$m-replay]:- -}   QEMU -> QEMU:${times[$m-qemu]:- -}"
 		echo "#   $m: wall seconds, QEMU -> rdmig:${walls[$m-rdmig]:- -}   QEMU -> QEMU:${walls[$m-qemu]:- -}"
-		check "$m: 3 QEMU -> rdmig and 3 QEMU -> QEMU migrations completed" \
-			test "$(wc -w <<<"${times[$m-rdmig]:-}")" = 3 -a "$(wc -w <<<"${times[$m-qemu]:-}")" = 3
+		check "$m: 3 QEMU -> rdmig, 3 rdmig -> QEMU and 3 QEMU -> QEMU migrations completed" \
+			test "$(wc -w <<<"${times[$m-rdmig]:-}")" = 3 -a "$(wc -w <<<"${times[$m-qemu]:-}")" = 3 \
+			-a "$(wc -w <<<"${times[$m-replay]:-}")" = 3
 	done
 }
 
@@ -496,8 +511,8 @@ replay_refused() {
 	wait "$bpid" 2>/dev/null
 }
 
-mode_replay() { # dynamic | pin_all: a stopped VM; timed against QEMU -> QEMU
-	local tag=$1 mode=$2 qemu_ms
+mode_replay() { # dynamic | pin_all: a stopped VM
+	local tag=$1 mode=$2
 	ram_file "$tag"
 	to_rdmig "$tag" "$PORT" "$mode" -S
 	check "$tag: the recording (QEMU -> rdmig recv --qemu) completed" \
@@ -509,10 +524,7 @@ mode_replay() { # dynamic | pin_all: a stopped VM; timed against QEMU -> QEMU
 	qmp "$WORK/$tag-rdst.qmp" quit >/dev/null 2>&1
 	wait "$DPID" 2>/dev/null
 	[ "$mode" = dynamic ] && replay_refused "$tag" $((PORT + 3))
-	# the same VM (same RAM file), QEMU -> QEMU, for the time
-	to_qemu "$tag" $((PORT + 2)) "$mode"
-	qemu_ms=$(json_num "$WORK/$tag.migrate.json" total-time)
-	echo "# $tag: replay into QEMU $(json_num "$WORK/$tag.replay.json" seconds) s (rdmig, connect .. last byte); QEMU -> QEMU total-time ${qemu_ms:-?} ms, wall $(json_num "$WORK/$tag.migrate.json" wall_seconds) s"
+	echo "# $tag: replay into QEMU $(json_num "$WORK/$tag.replay.json" seconds) s (rdmig, connect .. last byte; mode compare times it against QEMU -> QEMU)"
 }
 
 mode_replay_live() {
