@@ -393,7 +393,8 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
  * of an iteration, or the end.  Registration, COMPRESS and unregistration
  * are served inside, after checking every index, offset and length against
  * the blocks; a violation sends ERROR and returns RDMIG_ERANGE (or another
- * code), with the field and value in rdmig_conn_errmsg.
+ * code), with the field and value in rdmig_conn_errmsg.  After a failure
+ * every later call returns the same code and receives nothing.
  */
 int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev);
 void rdmig_dest_stats(const struct rdmig_dest *d, struct rdmig_engine_stats *out);

@@ -41,6 +41,7 @@ struct rdmig_dest {
 	size_t nmrs, mrs_cap;
 	uint8_t *scratch;     /* replies: up to 4096 records */
 	struct rdmig_engine_stats st;
+	int failed;           /* the code rdmig_dest_next failed with (sticky) */
 };
 
 int rdmig_dest_create(struct rdmig_conn *c, struct rdmig_dest **out)
@@ -400,7 +401,7 @@ static int dispatch(struct rdmig_dest *d, const struct rdmig_msg *m, struct rdmi
 	}
 }
 
-int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev)
+static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
 {
 	if (d->blocks_pending) {
 		int ret;
@@ -420,8 +421,7 @@ int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev)
 			*ev = (struct rdmig_event){.type = RDMIG_EV_END};
 			return 0;
 		}
-		if (ret == RDMIG_EMSG_SHORT || ret == RDMIG_EMSG_LEN || ret == RDMIG_EMSG_SIZE ||
-		    ret == RDMIG_EMSG_REPEAT || ret == RDMIG_EMSG_REPEAT_LEN || ret == RDMIG_EMSG_TYPE)
+		if (engine_msg_violation(ret))
 			rdmig_send_error(d->c);
 		if (ret)
 			return ret;
@@ -429,6 +429,17 @@ int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev)
 		if (ret || ret_now)
 			return ret;
 	}
+}
+
+/* After a failure nothing more is received or served: a hostile source may
+ * go on sending after our ERROR (the READY-slot receive is posted again as
+ * soon as a message is taken), and a message waiting there must stay
+ * unread.  Every later call returns the same code. */
+int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev)
+{
+	if (!d->failed)
+		d->failed = next_event(d, ev);
+	return d->failed;
 }
 
 void rdmig_dest_stats(const struct rdmig_dest *d, struct rdmig_engine_stats *out)

@@ -27,6 +27,15 @@ static inline uint64_t engine_align_chunk(uint64_t v)
 /* Validate a caller's block list (count, names, memory, lengths). */
 int engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n);
 
+/* rdmig_msg_parse's codes: a received message broke the wire rules, and
+ * the side that received it answers with ERROR. */
+static inline bool engine_msg_violation(int code)
+{
+	return code == RDMIG_EMSG_SHORT || code == RDMIG_EMSG_LEN || code == RDMIG_EMSG_SIZE ||
+	       code == RDMIG_EMSG_REPEAT || code == RDMIG_EMSG_REPEAT_LEN ||
+	       code == RDMIG_EMSG_TYPE || code == RDMIG_EMSG_UNEXPECTED;
+}
+
 /* Record the error, tell the peer (ERROR, best effort), return code. */
 int engine_abort(struct rdmig_conn *c, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

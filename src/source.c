@@ -123,6 +123,14 @@ const char *rdmig_source_errmsg(const struct rdmig_source *s)
 	return s->c->errmsg;
 }
 
+/* A message from the destination that breaks the wire rules is answered
+ * with ERROR, as the destination answers ours (our own refusals go through
+ * engine_abort, which already sends it). */
+static int answer_violation(struct rdmig_source *s, int ret)
+{
+	return engine_msg_violation(ret) ? engine_abort_keep(s->c, ret) : ret;
+}
+
 int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -131,7 +139,7 @@ int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t le
 		uint32_t n = len > RDMIG_MAX_STREAM_CHUNK ? RDMIG_MAX_STREAM_CHUNK : (uint32_t)len;
 		int ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, n, p});
 		if (ret)
-			return ret;
+			return answer_violation(s, ret);
 		s->st.stream_bytes += n;
 		p += n;
 		len -= n;
@@ -182,6 +190,19 @@ static int take_dest_blocks(struct rdmig_source *s, const struct rdmig_msg *repl
 					    "the source's %llu", i, b->name,
 					    (unsigned long long)db.length,
 					    (unsigned long long)b->length);
+		/* our writes go to remote_host + offset, our requests name
+		 * remote_offset + offset: neither may wrap */
+		if (db.remote_host_addr > UINT64_MAX - db.length)
+			return engine_abort(s->c, RDMIG_ERANGE,
+					    "RAM block %zu (%s): address 0x%llx + %llu bytes wraps "
+					    "around", i, b->name,
+					    (unsigned long long)db.remote_host_addr,
+					    (unsigned long long)db.length);
+		if (db.offset > UINT64_MAX - db.length)
+			return engine_abort(s->c, RDMIG_ERANGE,
+					    "RAM block %zu (%s): offset 0x%llx + %llu bytes wraps "
+					    "around", i, b->name, (unsigned long long)db.offset,
+					    (unsigned long long)db.length);
 		b->remote_host = db.remote_host_addr;
 		b->remote_offset = db.offset;
 		b->remote_block_rkey = db.remote_rkey;
@@ -206,7 +227,7 @@ int rdmig_source_setup(struct rdmig_source *s)
 	if (!ret)
 		ret = take_dest_blocks(s, &reply);
 	s->set_up = !ret;
-	return ret;
+	return answer_violation(s, ret);
 }
 
 /* ---------------------------------------------------------------- writes -- */
@@ -270,9 +291,16 @@ static int register_remote_chunk(struct rdmig_source *s, uint32_t bi, uint64_t o
 		return engine_abort(s->c, RDMIG_EPROTO,
 				    "REGISTER_RESULT with repeat %u for a request of 1", reply.repeat);
 	rdmig_decode_register_result(reply.payload, &res);
+	/* The block start, as QEMU answers (and as RAM_BLOCKS_RESULT said):
+	 * any other address would aim our writes elsewhere. */
+	if (res.host_addr != b->remote_host)
+		return engine_abort(s->c, RDMIG_ERANGE,
+				    "REGISTER_RESULT for block %u (%s): host address 0x%llx, but "
+				    "RAM_BLOCKS_RESULT put the block at 0x%llx", bi, b->name,
+				    (unsigned long long)res.host_addr,
+				    (unsigned long long)b->remote_host);
 	b->remote_rkey[chunk] = res.rkey;
 	b->remote_ok[chunk] = 1;
-	b->remote_host = res.host_addr; /* the block start, as QEMU reports it */
 	s->st.register_requests++;
 	return latency_log_add(&s->rtt, engine_now_us() - t0);
 }
@@ -362,7 +390,7 @@ int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, 
 		uint64_t piece = chunk_end - offset < len ? chunk_end - offset : len;
 		int ret = queue_range(s, block, offset, piece);
 		if (ret)
-			return ret;
+			return answer_violation(s, ret);
 		offset += piece;
 		len -= piece;
 	}
@@ -383,7 +411,7 @@ int rdmig_source_end_iteration(struct rdmig_source *s)
 		ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
 	if (!ret)
 		s->st.iterations++;
-	return ret;
+	return answer_violation(s, ret);
 }
 
 void rdmig_source_stats(const struct rdmig_source *s, struct rdmig_engine_stats *out)

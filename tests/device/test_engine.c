@@ -2,7 +2,8 @@
  * test_engine.c - the migration engine on real devices: blocks of every
  * shape arrive byte for byte, with dynamic registration and with PIN_ALL;
  * zero chunks travel as COMPRESS; a second iteration re-sends changed
- * pages; a block-count mismatch and out-of-range requests are refused.
+ * pages; a block-count mismatch is refused.  (A hostile peer, field by
+ * field: test_hostile.c.)
  *
  * The destination's memory starts as garbage (0xAA), so a missed COMPRESS
  * or write shows up as a difference.
@@ -242,101 +243,6 @@ DEVICE_TEST(block_count_mismatch_is_refused)
 	CHECK_OK(pair_finish(&p, 60));
 	for (size_t i = 0; i < NSHAPES; i++)
 		free(mem[i]);
-}
-
-/* --------------------------------------- hostile ranges at the destination -- */
-
-struct hostile_arg {
-	uint32_t type;
-	uint8_t rec[RDMIG_COMPRESS_SIZE];
-	const char *want; /* in the destination's error */
-};
-
-static void dest_refuses(struct rdmig_conn *c, void *argp)
-{
-	const struct hostile_arg *h = argp;
-	uint8_t *mem = garbage_block(2 * MIB);
-	struct rdmig_block b = {"ram", mem, MIB, 0}; /* the second MiB is a guard */
-	struct rdmig_dest *d = NULL;
-	struct rdmig_event ev;
-	int ret;
-
-	CHECK_OK(rdmig_dest_create(c, &d));
-	CHECK_OK(rdmig_dest_set_blocks(d, &b, 1));
-	do
-		ret = rdmig_dest_next(d, &ev);
-	while (ret == 0 && ev.type != RDMIG_EV_END);
-	CHECK_EQ(ret, RDMIG_ERANGE);
-	CHECK_STR_CONTAINS(rdmig_dest_errmsg(d), h->want);
-	/* nothing outside the block changed (nor inside: the request was refused) */
-	for (size_t i = 0; i < 2 * MIB; i++)
-		if (mem[i] != 0xAA)
-			CHECK_FAIL_AT("byte %zu of the destination changed", i);
-	rdmig_dest_destroy(d);
-}
-
-static void run_hostile(const struct dev *dev, struct hostile_arg *h)
-{
-	struct pair p = {.dev = dev, .dest = dest_refuses, .arg = h};
-	struct rdmig_opts o;
-	struct rdmig_conn *c = NULL;
-	struct rdmig_msg reply;
-	uint32_t len = h->type == RDMIG_MSG_COMPRESS ? RDMIG_COMPRESS_SIZE : RDMIG_REGISTER_SIZE;
-	int ret;
-
-	test_opts(&o);
-	test_opts(&p.dest_opts);
-	CHECK_OK(pair_start(&p));
-	CHECK_OK(test_connect(&p, &o, &c));
-	CHECK_OK(rdmig_request(c, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL},
-			       RDMIG_MSG_RAM_BLOCKS_RESULT, &reply));
-	if (h->type == RDMIG_MSG_COMPRESS) {
-		CHECK_OK(rdmig_send(c, &(struct rdmig_msg){h->type, 1, len, h->rec}));
-		/* the destination answers our next send's READY wait with ERROR */
-		ret = rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
-	} else {
-		ret = rdmig_request(c, &(struct rdmig_msg){h->type, 1, len, h->rec},
-				    RDMIG_MSG_REGISTER_RESULT, &reply);
-	}
-	CHECK_EQ(ret, RDMIG_EPEER);
-	rdmig_conn_destroy(c);
-	CHECK_OK(pair_finish(&p, 60));
-}
-
-DEVICE_TEST(compress_beyond_the_block_is_refused)
-{
-	struct hostile_arg h = {.type = RDMIG_MSG_COMPRESS, .want = "outside block 0"};
-	struct rdmig_compress cp = {0, 0, MIB - PAGE, 2 * PAGE}; /* runs into the guard */
-
-	rdmig_encode_compress(&cp, h.rec);
-	run_hostile(dev, &h);
-}
-
-DEVICE_TEST(compress_with_huge_length_is_refused)
-{
-	struct hostile_arg h = {.type = RDMIG_MSG_COMPRESS, .want = "outside block 0"};
-	struct rdmig_compress cp = {0, 0, PAGE, UINT64_MAX - PAGE + 1}; /* wraps around */
-
-	rdmig_encode_compress(&cp, h.rec);
-	run_hostile(dev, &h);
-}
-
-DEVICE_TEST(register_of_a_missing_block_is_refused)
-{
-	struct hostile_arg h = {.type = RDMIG_MSG_REGISTER_REQUEST, .want = "block index 7"};
-	struct rdmig_register r = {.key = 0, .block_index = 7, .chunks = 1};
-
-	rdmig_encode_register(&r, h.rec);
-	run_hostile(dev, &h);
-}
-
-DEVICE_TEST(register_beyond_the_block_is_refused)
-{
-	struct hostile_arg h = {.type = RDMIG_MSG_REGISTER_REQUEST, .want = "chunk 0 plus 1 more"};
-	struct rdmig_register r = {.key = 0, .block_index = 0, .chunks = 1}; /* 2 chunks of 1 */
-
-	rdmig_encode_register(&r, h.rec);
-	run_hostile(dev, &h);
 }
 
 CHECK_MAIN()
