@@ -21,6 +21,7 @@
 #ifndef RDMIG_H
 #define RDMIG_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,8 +56,9 @@ enum rdmig_error {
 	RDMIG_ESTATE = -20,         /* call not valid in this state */
 	RDMIG_ETOOBIG = -21,        /* message larger than a control buffer */
 	RDMIG_EPROTO = -22,         /* any other protocol violation */
+	RDMIG_ECANCELED = -23,      /* the caller cancelled the wait (rdmig_opts.cancel) */
 };
-#define RDMIG_ERROR_MIN RDMIG_EPROTO
+#define RDMIG_ERROR_MIN RDMIG_ECANCELED
 
 /* A fixed description of a code ("unknown error" for unknown codes). */
 const char *rdmig_strerror(int code);
@@ -78,6 +80,10 @@ const char *rdmig_err_name(int code);
 /* The largest message a peer may send: len <= RDMIG_MAX_LEN. */
 #define RDMIG_CONTROL_BUFFER 524288u
 #define RDMIG_MAX_LEN (RDMIG_CONTROL_BUFFER - RDMIG_HEADER_SIZE)
+/* What every connection registers for its control messages (three buffers
+ * of RDMIG_CONTROL_BUFFER, local access only): part of the locked memory a
+ * migration needs besides its blocks. */
+#define RDMIG_CONTROL_REGISTERED (3u * RDMIG_CONTROL_BUFFER)
 #define RDMIG_MAX_REPEAT 4096u
 /* QEMU never puts more than this into one QEMU_FILE message. */
 #define RDMIG_MAX_STREAM_CHUNK 32768u
@@ -212,6 +218,12 @@ struct rdmig_opts {
 	rdmig_log_fn log;     /* optional; called from the calling thread */
 	void *log_ctx;
 	int log_level;        /* highest level passed to log (default INFO) */
+	/* Optional (default NULL): when *cancel becomes non-zero, every wait of
+	 * the handles made with these options (rdmig_accept, rdmig_connect,
+	 * every wait for the peer) returns RDMIG_ECANCELED within 100 ms.  A
+	 * signal handler may set it.  Reset it to 0 to wait again, e.g. to
+	 * tell the peer with rdmig_send_error before closing. */
+	const volatile sig_atomic_t *cancel;
 };
 
 void rdmig_opts_init(struct rdmig_opts *opts);
@@ -245,6 +257,26 @@ uint16_t rdmig_listener_port(const struct rdmig_listener *l);
 int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out);
 const char *rdmig_listener_errmsg(const struct rdmig_listener *l);
 void rdmig_listener_destroy(struct rdmig_listener *l);
+
+/*
+ * Who may connect.  rdmig_accept calls fn with the address of every source
+ * that asks to connect (a struct sockaddr_in or sockaddr_in6), before it
+ * looks at the request's capabilities and before anything is allocated or
+ * registered for it.  When fn returns false the request is rejected
+ * (the source sees RDMIG_EREJECTED) and rdmig_accept waits for the next
+ * one, within the same accept timeout.
+ * fn runs in the thread that called rdmig_accept.  NULL: everyone may.
+ */
+struct sockaddr;
+typedef bool (*rdmig_accept_filter_fn)(void *ctx, const struct sockaddr *source);
+void rdmig_listener_set_filter(struct rdmig_listener *l, rdmig_accept_filter_fn fn, void *ctx);
+
+/*
+ * SIGPIPE: on siw (SoftiWARP, Linux 6.1) posting to a connection whose peer
+ * died can raise SIGPIPE in the posting thread, because siw transmits on
+ * its TCP socket from there without MSG_NOSIGNAL.  Ignore SIGPIPE (as any
+ * program using sockets does); the failure then arrives as an error code.
+ */
 
 /* Source side: create, then connect to host:port (every resolved address).
  * With invalid options, create still returns the handle (read its errmsg,

@@ -177,6 +177,8 @@ static int take_message(struct rdmig_conn *c, enum conn_slot slot, uint32_t expe
 	c->counters.bytes_received += c->recv[slot].byte_len;
 	ret = rdmig_msg_parse(conn_slot_buf(c, slot), c->recv[slot].byte_len, expect, &m, why,
 			      sizeof(why));
+	if (slot == SLOT_READY)
+		c->message_owed = false;
 	if (ret == RDMIG_EPEER) {
 		c->counters.received[RDMIG_MSG_ERROR]++;
 		return rdmig__fail(&c->opts, c->errmsg, ret,
@@ -250,9 +252,11 @@ int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
 	ret = conn_post_recv(c, SLOT_READY);
 	if (!ret)
 		ret = post_control(c, &ready);
-	if (!ret)
+	if (!ret) {
+		c->message_owed = true;
 		ret = take_message(c, SLOT_READY, expect, out,
 				   expect ? rdmig_msg_type_name(expect) : "the next message");
+	}
 	if (!ret)
 		ret = conn_post_recv(c, SLOT_READY);
 	return ret;
@@ -322,6 +326,17 @@ static bool take_owed_ready(struct rdmig_conn *c, int timeout_ms)
 	return ret == 0;
 }
 
+/* We gave the peer a READY and wait for its message: take it (whatever it
+ * is: we are aborting) if it comes within timeout_ms. */
+static void take_owed_message(struct rdmig_conn *c, int timeout_ms)
+{
+	int saved_timeout = c->opts.timeout_ms;
+
+	c->opts.timeout_ms = timeout_ms;
+	take_message(c, SLOT_READY, RDMIG_MSG_NONE, NULL, "the peer's message");
+	c->opts.timeout_ms = saved_timeout;
+}
+
 int rdmig_send_error(struct rdmig_conn *c)
 {
 	static const struct rdmig_msg error = {.type = RDMIG_MSG_ERROR, .repeat = 1};
@@ -329,13 +344,18 @@ int rdmig_send_error(struct rdmig_conn *c)
 	int ret;
 
 	/* Best effort, and it must not replace the error that made us abort.
-	 * When a READY is owed, take it first if it comes soon: it proves the
-	 * peer has a receive posted.  An ERROR arriving with none posted is
-	 * fatal to the connection on iWARP, and the peer would see a flush
-	 * instead of the ERROR. */
+	 * The peer must have a receive posted: an ERROR arriving with none is
+	 * fatal to the connection on iWARP (and an RNR error on RoCE), and the
+	 * peer would see a flush or a disconnect instead of the ERROR.  A READY
+	 * we are owed proves it has (the peer posts before it sends), and so
+	 * does the message we are owed for our READY (a source posts its
+	 * receives before every send; between them it has none, for example
+	 * while it writes data): take either first if it comes soon. */
 	memcpy(saved, c->errmsg, sizeof(saved));
 	if (c->ready_owed && !c->disconnected)
 		take_owed_ready(c, 1000);
+	else if (c->message_owed && !c->disconnected)
+		take_owed_message(c, 1000);
 	ret = post_control(c, &error);
 	/* Give it a moment to leave before a disconnect could flush it; the
 	 * peer may well hang up as soon as it has read it, which is fine. */

@@ -1,4 +1,4 @@
-/* cm_event.c - rdma_cm event channels that never block forever. */
+/* cm_event.c - rdma_cm event channels that never block forever, and cancellable waits. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -22,32 +22,40 @@ struct rdma_event_channel *cm_channel_create(void)
 	return ec;
 }
 
-static long long clock_ms(void)
+long long cm_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int cm_event_wait(struct rdma_event_channel *ec, int timeout_ms, struct rdma_cm_event **ev)
+int cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_ms,
+			      const struct rdmig_opts *opts, struct rdma_cm_event **ev)
 {
-	long long deadline = timeout_ms > 0 ? clock_ms() + timeout_ms : -1;
+	long long deadline = timeout_ms > 0 ? cm_now_ms() + timeout_ms : -1;
 
 	for (;;) {
 		struct pollfd pfd = {.fd = ec->fd, .events = POLLIN};
-		int wait = -1;
+		long long left = -1;
 
 		if (rdma_get_cm_event(ec, ev) == 0)
 			return 0;
 		if (errno != EAGAIN)
 			return errno;
+		if (wait_cancelled(opts))
+			return ECANCELED;
 		if (deadline >= 0) {
-			long long left = deadline - clock_ms();
+			left = deadline - cm_now_ms();
 			if (left <= 0)
 				return ETIMEDOUT;
-			wait = left > 1000000 ? 1000000 : (int)left;
 		}
-		if (poll(&pfd, 1, wait) < 0 && errno != EINTR)
+		/* EINTR: a signal, maybe the one that cancels: look again */
+		if (poll(&pfd, 1, wait_slice_ms(opts, left)) < 0 && errno != EINTR)
 			return errno;
 	}
+}
+
+int cm_event_wait(struct rdma_event_channel *ec, int timeout_ms, struct rdma_cm_event **ev)
+{
+	return cm_event_wait_cancellable(ec, timeout_ms, NULL, ev);
 }

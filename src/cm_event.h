@@ -1,15 +1,51 @@
-/* cm_event.h - waiting for one rdma_cm event with a timeout. */
+/*
+ * cm_event.h - what every wait of the library shares: waiting for one
+ * rdma_cm event with a timeout, and cancellation (rdmig_opts.cancel).
+ */
 #ifndef RDMIG_CM_EVENT_H
 #define RDMIG_CM_EVENT_H
 
+#include <errno.h>
+#include <stdbool.h>
 #include <rdma/rdma_cma.h>
+#include "rdmig.h"
+
+/* A wait sleeps at most this long at a time when it can be cancelled: the
+ * signal that sets the flag may land just before poll(2) starts sleeping,
+ * and then nothing else would wake it. */
+#define WAIT_CANCEL_SLICE_MS 100
+
+static inline bool wait_cancelled(const struct rdmig_opts *opts)
+{
+	return opts && opts->cancel && *opts->cancel;
+}
+
+/* The longest one poll(2) of a wait may sleep, given the time left. */
+static inline int wait_slice_ms(const struct rdmig_opts *opts, long long left_ms)
+{
+	long long cap = opts && opts->cancel ? WAIT_CANCEL_SLICE_MS : 1000000;
+	return (int)(left_ms < 0 || left_ms > cap ? cap : left_ms);
+}
+
+/* The RDMIG_E* code of a positive errno that ended a wait. */
+static inline int wait_errcode(int err)
+{
+	return err == ETIMEDOUT ? RDMIG_ETIMEDOUT : err == ECANCELED ? RDMIG_ECANCELED : RDMIG_ESYS;
+}
 
 /*
  * Wait up to timeout_ms (<= 0: forever) for the next event on ec (whose fd
  * must be non-blocking).  Returns 0 with *ev set (to be acked by the
- * caller), or a positive errno (ETIMEDOUT on timeout).
+ * caller), or a positive errno: ETIMEDOUT on timeout, and in the
+ * cancellable form ECANCELED when opts->cancel was set (opts may be NULL).
+ * Every wait of the library's handles is the cancellable one.
  */
+int cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_ms,
+			      const struct rdmig_opts *opts, struct rdma_cm_event **ev);
 int cm_event_wait(struct rdma_event_channel *ec, int timeout_ms, struct rdma_cm_event **ev);
+
+/* CLOCK_MONOTONIC in milliseconds, for deadlines. */
+long long cm_now_ms(void);
 
 /* A non-blocking rdma_cm event channel, or NULL with errno set. */
 struct rdma_event_channel *cm_channel_create(void);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "cm_event.h"
 #include "completion.h"
 #include "wrid.h"
 
@@ -256,12 +257,15 @@ int conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const ch
 			ret = conn_reap(c);
 		if (ret || cond(c, arg))
 			return ret;
+		if (wait_cancelled(&c->opts))
+			return rdmig__fail(&c->opts, c->errmsg, RDMIG_ECANCELED,
+					   "cancelled while waiting for %s", what);
 		int64_t left = deadline - now_ms();
 		if (left <= 0)
 			return rdmig__fail(&c->opts, c->errmsg, RDMIG_ETIMEDOUT,
 					   "timed out after %d ms waiting for %s", c->opts.timeout_ms,
 					   what);
-		ret = sleep_for_events(c, left > 1000000 ? 1000000 : (int)left);
+		ret = sleep_for_events(c, wait_slice_ms(&c->opts, left));
 		if (ret)
 			return ret;
 	}

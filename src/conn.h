@@ -80,6 +80,7 @@ struct rdmig_conn {
 
 	/* credit flow (channel.c) */
 	bool ready_owed; /* a READY must arrive before the next send */
+	bool message_owed; /* we sent READY; the peer's message has not arrived */
 
 	struct rdmig_counters counters;
 };

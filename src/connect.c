@@ -29,12 +29,12 @@ static int expect_event(struct rdmig_conn *c, enum rdma_cm_event_type want, char
 			size_t detail_len)
 {
 	struct rdma_cm_event *ev;
-	int err = cm_event_wait(c->ec, c->opts.timeout_ms, &ev);
+	int err = cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
 
 	if (err) {
 		snprintf(detail, detail_len, "waiting for %s: %s", rdma_event_str(want),
 			 strerror(err));
-		return err == ETIMEDOUT ? RDMIG_ETIMEDOUT : RDMIG_ESYS;
+		return wait_errcode(err);
 	}
 	if (ev->event != want) {
 		snprintf(detail, detail_len, "got %s (status %d) instead of %s",
@@ -168,10 +168,9 @@ static int connect_with_caps(struct rdmig_conn *c)
 	if (rdma_connect(c->id, &param))
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "rdma_connect: %s",
 				   strerror(errno));
-	err = cm_event_wait(c->ec, c->opts.timeout_ms, &ev);
+	err = cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
 	if (err)
-		return rdmig__fail(&c->opts, c->errmsg,
-				   err == ETIMEDOUT ? RDMIG_ETIMEDOUT : RDMIG_ESYS,
+		return rdmig__fail(&c->opts, c->errmsg, wait_errcode(err),
 				   "waiting for the destination to accept: %s", strerror(err));
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:

@@ -32,6 +32,7 @@ static const struct error_entry error_table[] = {
 	E(RDMIG_ESTATE, "operation not valid in this state"),
 	E(RDMIG_ETOOBIG, "message larger than a control buffer"),
 	E(RDMIG_EPROTO, "protocol violation"),
+	E(RDMIG_ECANCELED, "cancelled by the caller"),
 };
 #undef E
 

@@ -5,8 +5,13 @@
  * Every address the listen string resolves to gets its own cm_id (all on
  * the listener's event channel) with REUSEADDR.  An accepted id is moved to
  * a channel of its own (rdma_migrate_id), so the connection's waits see
- * only its events and the listener can go on accepting.  Capabilities are
- * checked before any memory is registered for the connection.
+ * only its events and the listener can go on accepting.
+ *
+ * A connection request passes two gates before anything is allocated for
+ * it, and is rejected at the first it fails:
+ *
+ *   CONNECT_REQUEST -> the caller's filter (source address) -> capabilities
+ *                   -> PD, CQs, control buffers, QP, READY receive -> accept
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -18,6 +23,10 @@
 
 #define LISTENER_MAX_IDS 16
 
+/* rdmig.h promises what verbs_res.c registers per connection. */
+_Static_assert((size_t)SLOT_COUNT * RDMIG_CONTROL_BUFFER == RDMIG_CONTROL_REGISTERED,
+	       "RDMIG_CONTROL_REGISTERED must match the control buffers");
+
 struct rdmig_listener {
 	struct rdmig_opts opts;
 	char errmsg[RDMIG_ERRMSG_SIZE];
@@ -25,6 +34,8 @@ struct rdmig_listener {
 	struct rdma_cm_id *ids[LISTENER_MAX_IDS];
 	int nids;
 	uint16_t port;
+	rdmig_accept_filter_fn filter;
+	void *filter_ctx;
 };
 
 int rdmig_listener_create(const struct rdmig_opts *opts, struct rdmig_listener **out)
@@ -145,16 +156,25 @@ uint16_t rdmig_listener_port(const struct rdmig_listener *l)
 	return l->port;
 }
 
-/* Check the source's capability record; reject (with our record, so the
- * source can say which version we speak) when we cannot serve it. */
-static int check_caps(struct rdmig_listener *l, struct rdma_cm_id *id, const uint8_t *pdata,
-		      size_t plen, struct rdmig_caps *caps)
+/* Reject a request with our capability record as the private data, so
+ * that the source can tell which version we speak.  (InfiniBand and RoCE
+ * always deliver a REJ's 148 bytes of private data: without a record the
+ * source would read version 0 from the zeros.) */
+static void reject_with_our_caps(struct rdma_cm_id *id)
 {
 	struct rdmig_caps ours = {RDMIG_CAP_VERSION, 0};
 	uint8_t reply[RDMIG_CAPS_SIZE];
-	int ret = 0;
 
 	rdmig_encode_caps(&ours, reply);
+	rdma_reject(id, reply, sizeof(reply));
+}
+
+/* Check the source's capability record; reject when we cannot serve it. */
+static int check_caps(struct rdmig_listener *l, struct rdma_cm_id *id, const uint8_t *pdata,
+		      size_t plen, struct rdmig_caps *caps)
+{
+	int ret = 0;
+
 	if (plen < RDMIG_CAPS_SIZE)
 		ret = rdmig__fail(&l->opts, l->errmsg, RDMIG_EPROTO,
 				  "the source sent %zu bytes of private data; a capability record "
@@ -168,7 +188,7 @@ static int check_caps(struct rdmig_listener *l, struct rdma_cm_id *id, const uin
 					  RDMIG_CAP_VERSION);
 	}
 	if (ret)
-		rdma_reject(id, reply, sizeof(reply));
+		reject_with_our_caps(id);
 	/* Unknown bits are cleared; PIN_ALL only if this side allows it. */
 	caps->flags &= RDMIG_CAP_KNOWN_FLAGS & (l->opts.pin_all ? ~0u : ~RDMIG_CAP_PIN_ALL);
 	return ret;
@@ -191,10 +211,9 @@ static int accept_conn(struct rdmig_conn *c)
 	if (rdma_accept(c->id, &param))
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "rdma_accept: %s",
 				   strerror(errno));
-	err = cm_event_wait(c->ec, c->opts.timeout_ms, &ev);
+	err = cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
 	if (err)
-		return rdmig__fail(&c->opts, c->errmsg,
-				   err == ETIMEDOUT ? RDMIG_ETIMEDOUT : RDMIG_ESYS,
+		return rdmig__fail(&c->opts, c->errmsg, wait_errcode(err),
 				   "waiting for the connection to be established: %s", strerror(err));
 	ret = ev->event == RDMA_CM_EVENT_ESTABLISHED
 		      ? 0
@@ -215,7 +234,7 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 	int ret = conn_alloc(&l->opts, ROLE_DEST, &c, NULL);
 
 	if (ret) {
-		rdma_reject(id, NULL, 0);
+		reject_with_our_caps(id);
 		rdma_destroy_id(id);
 		return rdmig__fail(&l->opts, l->errmsg, ret, "cannot allocate a connection");
 	}
@@ -224,7 +243,7 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 	if (!c->ec || rdma_migrate_id(id, c->ec)) {
 		ret = rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
 				  "giving the connection its own event channel: %s", strerror(errno));
-		rdma_reject(id, NULL, 0);
+		reject_with_our_caps(id);
 		rdma_destroy_id(id);
 	} else {
 		c->id = id;
@@ -233,7 +252,7 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 		if (!ret)
 			ret = conn_post_recv(c, SLOT_READY);
 		if (ret)
-			rdma_reject(id, NULL, 0);
+			reject_with_our_caps(id);
 		else
 			ret = accept_conn(c);
 	}
@@ -246,8 +265,44 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 	return 0;
 }
 
+/* The next connection request before the deadline (0: none). */
+static int next_request(struct rdmig_listener *l, long long deadline, struct rdma_cm_event **ev)
+{
+	for (;;) {
+		long long left = deadline ? deadline - cm_now_ms() : 0;
+		int err = deadline && left <= 0 ? ETIMEDOUT
+						: cm_event_wait_cancellable(l->ec, (int)left, &l->opts, ev);
+
+		if (err)
+			return rdmig__fail(&l->opts, l->errmsg, wait_errcode(err),
+					   "waiting for a source to connect: %s", strerror(err));
+		if ((*ev)->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			return 0;
+		rdmig__log(&l->opts, RDMIG_LOG_DEBUG, "listener ignored %s",
+			   rdma_event_str((*ev)->event));
+		rdma_ack_cm_event(*ev);
+	}
+}
+
+/* The first gate: the caller's filter sees the source's address before
+ * anything else happens.  A refused request is rejected and forgotten. */
+static bool source_allowed(struct rdmig_listener *l, struct rdma_cm_id *id)
+{
+	if (!l->filter || l->filter(l->filter_ctx, rdma_get_peer_addr(id)))
+		return true;
+	rdmig__log(&l->opts, RDMIG_LOG_INFO, "rejected a connection request: the accept filter "
+		   "refused the source's address");
+	reject_with_our_caps(id);
+	rdma_destroy_id(id);
+	return false;
+}
+
 int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
 {
+	long long deadline = l->opts.accept_timeout_ms > 0
+				     ? cm_now_ms() + l->opts.accept_timeout_ms
+				     : 0;
+
 	*out = NULL;
 	if (!l->ec)
 		return rdmig__fail(&l->opts, l->errmsg, RDMIG_ESTATE, "accept before listen");
@@ -257,18 +312,10 @@ int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
 		uint8_t pdata[RDMIG_CAPS_SIZE];
 		size_t plen;
 		struct rdma_cm_id *id;
-		int ret, err = cm_event_wait(l->ec, l->opts.accept_timeout_ms, &ev);
+		int ret = next_request(l, deadline, &ev);
 
-		if (err)
-			return rdmig__fail(&l->opts, l->errmsg,
-					   err == ETIMEDOUT ? RDMIG_ETIMEDOUT : RDMIG_ESYS,
-					   "waiting for a source to connect: %s", strerror(err));
-		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-			rdmig__log(&l->opts, RDMIG_LOG_DEBUG, "listener ignored %s",
-				   rdma_event_str(ev->event));
-			rdma_ack_cm_event(ev);
-			continue;
-		}
+		if (ret)
+			return ret;
 		id = ev->id;
 		plen = ev->param.conn.private_data ? ev->param.conn.private_data_len : 0;
 		if (plen > sizeof(pdata))
@@ -276,6 +323,8 @@ int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
 		if (plen)
 			memcpy(pdata, ev->param.conn.private_data, plen);
 		rdma_ack_cm_event(ev); /* rdma_migrate_id needs every event acked */
+		if (!source_allowed(l, id))
+			continue;
 		ret = check_caps(l, id, pdata, plen, &caps);
 		if (ret) {
 			rdma_destroy_id(id);
@@ -283,6 +332,12 @@ int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
 		}
 		return setup_conn(l, id, &caps, out);
 	}
+}
+
+void rdmig_listener_set_filter(struct rdmig_listener *l, rdmig_accept_filter_fn fn, void *ctx)
+{
+	l->filter = fn;
+	l->filter_ctx = ctx;
 }
 
 const char *rdmig_listener_errmsg(const struct rdmig_listener *l)

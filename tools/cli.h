@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <getopt.h>
+#include <signal.h>
 #include "rdmig.h"
 
 /* Split "HOST:PORT", "[V6]:PORT" or ":PORT" into host and port (both
@@ -29,6 +30,58 @@ int cli_parse_inline(const char *s, int *out);
 /* Print "rdmig: <what>: <msg>" to stderr and return exit status 1. */
 int cli_fail(const char *what, const char *msg);
 
+/* ---- recv --allow ADDR[/PREFIX] (addr.c) ---- */
+
+#define CLI_ALLOW_MAX 16
+struct cli_allow_rule {
+	int family;       /* AF_INET or AF_INET6 */
+	uint8_t addr[16]; /* network order */
+	unsigned prefix;  /* leading bits that must match */
+};
+struct cli_allow {
+	const char *cmd; /* names the command in the rejection notice */
+	int n;           /* 0: no --allow given, everyone may connect */
+	struct cli_allow_rule rule[CLI_ALLOW_MAX];
+};
+/* Add one rule; -1 with a message in err when it is malformed. */
+int cli_allow_add(struct cli_allow *a, const char *spec, char *err, size_t errlen);
+/* Does some rule match?  An IPv4-mapped IPv6 address matches IPv4 rules. */
+bool cli_allow_match(const struct cli_allow *a, const struct sockaddr *sa);
+/* The rdmig_accept_filter_fn of recv (ctx: struct cli_allow): a refused
+ * source is named on stderr. */
+bool cli_allow_filter(void *ctx, const struct sockaddr *source);
+/* "10.99.0.1" or "fe80::1" */
+void cli_format_sockaddr(const struct sockaddr *sa, char *buf, size_t len);
+
+/* ---- SIGINT / SIGTERM (cli_cancel.c) ---- */
+
+/* Catch SIGINT and SIGTERM, and point opts->cancel at the flag they raise:
+ * the library's waits then return RDMIG_ECANCELED.  -1 if sigaction fails. */
+int cli_cancel_install(struct rdmig_opts *opts);
+bool cli_cancelled(void);          /* a signal came */
+void cli_cancel_rearm(void);       /* let waits work again (to tell the peer) */
+int cli_cancel_status(void);       /* the exit status: 128 + signal */
+const char *cli_cancel_name(void); /* "SIGINT", "SIGTERM" */
+/* pthread_sigmask of the two signals, e.g. to keep them off helper threads. */
+int cli_cancel_mask(int how, sigset_t *old);
+
+/* ---- the locked-memory limit (cli_memlock.c) ---- */
+
+/* Bytes one side of a migration pins: least (pin-all: everything; dynamic:
+ * control buffers and one chunk) and most (control buffers and every block). */
+struct cli_memlock_need {
+	uint64_t least, most;
+};
+void cli_memlock_need(bool pin_all, const struct rdmig_block *blocks, size_t n,
+		      struct cli_memlock_need *need);
+/* Refuse (-1, message in err) when RLIMIT_MEMLOCK is below need->least for
+ * this process on device (NULL: not known yet); warn on stderr when it is
+ * below need->most. */
+int cli_memlock_check(const char *cmd, const char *device, const struct cli_memlock_need *need,
+		      char *err, size_t errlen);
+/* Is capability bit cap set in the CapEff line of a /proc/PID/status text? */
+bool cli_capeff_has(const char *status, int cap);
+
 /* Log callback printing to stderr with a level prefix (-v/-vv). */
 void cli_log(void *ctx, int level, const char *msg);
 
@@ -39,6 +92,10 @@ int cmd_send(int argc, char **argv);
 int cmd_recv(int argc, char **argv);
 
 /* ---- shared by send and recv (defined in cli_send.c) ---- */
+
+/* The default of --timeout: how long a peer may stay silent before the
+ * migration is given up (a dead peer that the kernel reports ends it at once). */
+#define MIG_DEFAULT_TIMEOUT_S 10
 
 /* The options both migration commands take. */
 struct mig_common {

@@ -3,12 +3,14 @@
  * QEMU's destination: the stream header says which blocks to allocate, the
  * source writes into them with RDMA, the trailer carries their SHA-256.
  * Afterwards every block is verified and written to DIR/<name>.img; the
- * raw stream is kept in DIR/stream.bin.
+ * raw stream is kept in DIR/stream.bin.  A migration that fails or is
+ * interrupted (SIGINT, SIGTERM) leaves none of these files behind.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +28,14 @@ struct recv_args {
 	char host[256], port[16];
 	const char *out;
 	uint64_t max_total;
+	struct cli_allow allow;
 };
 
 /* The destination memory of one block and what became of it. */
 struct recv_block {
 	uint8_t *mem;   /* NULL for an empty block */
 	char file[IMGS_FILE_NAME];
+	int created;    /* DIR/file was opened (to be removed on failure) */
 	uint8_t sha256[SHA256_DIGEST_SIZE];
 	int ok;
 };
@@ -67,31 +71,42 @@ struct recv_state {
 static void recv_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig recv --listen ADDR:PORT --out DIR [--pin-all] [--inline auto|0|N]\n"
-		   "                  [--json] [--timeout S] [--max-total SIZE] [-v]\n"
+		   "                  [--json] [--timeout S] [--max-total SIZE] [--allow ADDR[/N]] [-v]\n"
 		   "ADDR: a name, an IPv4 address, [IPv6] or empty for any ([::]:4444, :4444).\n"
-		   "Writes DIR/<block>.img per block and the raw stream to DIR/stream.bin.\n"
+		   "Writes DIR/<block>.img per block and the raw stream to DIR/stream.bin, after\n"
+		   "a verified migration only: a failed or interrupted one leaves neither.\n"
 		   "  --pin-all       let the source have all memory registered up front\n"
 		   "  --inline        inline size of control messages (default auto)\n"
-		   "  --timeout S     limit of every wait, the wait for a source too (0: none)\n"
+		   "  --timeout S     give up when the source stays silent this long (0: never;\n"
+		   "                  default %d); given, it also bounds the wait for a source\n"
 		   "  --max-total N   most bytes a source may ask for (default: physical RAM;\n"
 		   "                  suffixes K, M, G, T)\n"
+		   "  --allow A[/N]   accept sources from this address or prefix only (repeat for\n"
+		   "                  more); others are rejected before anything is registered\n"
 		   "  --json          one JSON object on stdout instead of the summary\n"
-		   "  -v, -vv         the library's notes / debug log on stderr\n");
+		   "  -v, -vv         the library's notes / debug log on stderr\n"
+		   "SIGINT or SIGTERM aborts the migration: the source is told, and the exit\n"
+		   "status is 128 + the signal.\n", MIG_DEFAULT_TIMEOUT_S);
 }
 
 static int parse_recv_args(int argc, char **argv, struct recv_args *a)
 {
 	static const struct option longopts[] = {
 		{"listen", required_argument, NULL, 'l'},  {"out", required_argument, NULL, 'o'},
-		{"max-total", required_argument, NULL, 'M'}, MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+		{"max-total", required_argument, NULL, 'M'}, {"allow", required_argument, NULL, 'A'},
+		MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
 	const char *listen = NULL;
 	char err[300];
 	int c, r;
 
 	mig_common_init(&a->m);
 	a->max_total = cli_physical_memory();
-	while ((c = getopt_long(argc, argv, "l:o:M:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (c == 'l') {
+	a->allow.cmd = "recv";
+	while ((c = getopt_long(argc, argv, "l:o:M:A:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (c == 'A') {
+			if (cli_allow_add(&a->allow, optarg, err, sizeof(err)))
+				return cli_fail("recv", err) + 1;
+		} else if (c == 'l') {
 			listen = optarg;
 		} else if (c == 'o') {
 			a->out = optarg;
@@ -137,6 +152,28 @@ static int open_out(const struct recv_state *s, const char *name, char *err, siz
 	if (fd < 0)
 		snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
 	return fd;
+}
+
+static void remove_out(const struct recv_state *s, const char *name)
+{
+	char path[4096 + IMGS_FILE_NAME];
+
+	snprintf(path, sizeof(path), "%s/%s", s->a.out, name);
+	unlink(path);
+}
+
+/* A failed or interrupted migration: remove every file this run created
+ * (a previous run's images that we did not touch stay). */
+static void remove_outputs(struct recv_state *s)
+{
+	if (s->stream_fd >= 0) {
+		close(s->stream_fd);
+		s->stream_fd = -1;
+		remove_out(s, "stream.bin");
+	}
+	for (uint32_t i = 0; s->rb && i < s->ps.count; i++)
+		if (s->rb[i].created)
+			remove_out(s, s->rb[i].file);
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -202,7 +239,12 @@ static void watch_start(struct recv_state *s)
 	w->s = s;
 	atomic_store(&w->stop, 0);
 	mig_progress_start(&w->prog, "recv (~landed)", s->ps.total);
+	/* the thread starts with SIGINT/SIGTERM blocked: they must interrupt
+	 * the main thread's waits, not this one's sleep */
+	sigset_t saved;
+	cli_cancel_mask(SIG_BLOCK, &saved);
 	w->running = pthread_create(&w->thread, NULL, watch_main, w) == 0;
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
 static void watch_stop(struct recv_state *s)
@@ -233,6 +275,20 @@ static int name_files(struct recv_state *s)
 		memcpy(s->rb[i].file, names[i], sizeof(names[i]));
 	free(names);
 	return 0;
+}
+
+/* Can we pin what the source announced?  Checked before the blocks go to
+ * the library (and the source learns them): a refusal reaches the source
+ * as ERROR before any data moves. */
+static int check_memlock(struct recv_state *s)
+{
+	struct cli_memlock_need need;
+	struct rdmig_caps caps;
+
+	rdmig_conn_caps(s->conn, &caps);
+	cli_memlock_need(caps.flags & RDMIG_CAP_PIN_ALL, s->blocks, s->ps.count, &need);
+	return cli_memlock_check("recv", rdmig_conn_device(s->conn), &need, s->err,
+				 sizeof(s->err)) < 0 ? -1 : 0;
 }
 
 /* The header is complete: allocate zeroed memory for every block, in the
@@ -270,6 +326,8 @@ static int alloc_blocks(struct recv_state *s)
 			.length = d->length,
 		};
 	}
+	if (check_memlock(s))
+		return -1;
 	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, n)))
 		return ret;
 	s->blocks_set = 1;
@@ -347,7 +405,7 @@ static void verify(struct recv_state *s)
 		struct sha256 h;
 
 		sha256_init(&h);
-		for (uint64_t off = 0; off < len; off += RDMIG_CHUNK_SIZE) {
+		for (uint64_t off = 0; off < len && !cli_cancelled(); off += RDMIG_CHUNK_SIZE) {
 			uint64_t n = len - off < RDMIG_CHUNK_SIZE ? len - off : RDMIG_CHUNK_SIZE;
 			sha256_update(&h, s->rb[i].mem + off, (size_t)n);
 			mig_progress(&prog, done += n);
@@ -373,7 +431,12 @@ static int write_images(struct recv_state *s)
 
 		if (fd < 0)
 			return -1;
+		s->rb[i].created = 1;
 		for (uint64_t off = 0; off < len; off += 8 * RDMIG_CHUNK_SIZE) {
+			if (cli_cancelled()) {
+				close(fd);
+				return -1;
+			}
 			uint64_t n = len - off < 8 * RDMIG_CHUNK_SIZE ? len - off : 8 * RDMIG_CHUNK_SIZE;
 			if (write_all(fd, s->rb[i].mem + off, (size_t)n)) {
 				snprintf(s->err, sizeof(s->err), "cannot write %s/%s: %s", s->a.out,
@@ -470,6 +533,8 @@ static int accept_one(struct recv_state *s)
 	if ((ret = rdmig_listener_create(&s->a.m.opts, &s->l)) ||
 	    (ret = rdmig_listen(s->l, s->a.host, s->a.port)))
 		return ret;
+	if (s->a.allow.n)
+		rdmig_listener_set_filter(s->l, cli_allow_filter, &s->a.allow);
 	if (s->a.m.verbose || isatty(STDERR_FILENO))
 		fprintf(stderr, "recv: listening on %s%s%s:%u\n", strchr(s->a.host, ':') ? "[" : "",
 			s->a.host, strchr(s->a.host, ':') ? "]" : "", rdmig_listener_port(s->l));
@@ -509,6 +574,38 @@ static int report_mismatches(const struct recv_state *s)
 	return 1;
 }
 
+/* SIGINT or SIGTERM: tell the source (if one is connected), remove what
+ * this run wrote, and exit with 128 + the signal. */
+static int recv_cancelled(struct recv_state *s)
+{
+	char msg[200];
+	bool told;
+
+	watch_stop(s);
+	cli_cancel_rearm(); /* a second signal cuts the courtesy short */
+	told = s->conn && rdmig_send_error(s->conn) == 0;
+	remove_outputs(s);
+	snprintf(msg, sizeof(msg), "interrupted by %s %s%s; partial outputs removed",
+		 cli_cancel_name(), s->conn ? "during the migration" : "while waiting for a source",
+		 told ? ", the source was told" : "");
+	cli_fail("recv", msg);
+	return cli_cancel_status();
+}
+
+/* The controls that apply before anything else: signals and the locked
+ * memory every connection needs for its control buffers. */
+static int recv_prepare(struct recv_state *s)
+{
+	struct cli_memlock_need need;
+
+	if (cli_cancel_install(&s->a.m.opts)) {
+		snprintf(s->err, sizeof(s->err), "cannot catch SIGINT and SIGTERM");
+		return -1;
+	}
+	cli_memlock_need(false, NULL, 0, &need);
+	return cli_memlock_check("recv", NULL, &need, s->err, sizeof(s->err)) < 0 ? -1 : 0;
+}
+
 int cmd_recv(int argc, char **argv)
 {
 	/* `rdmig recv --qemu ...`: the destination of a real QEMU source
@@ -525,7 +622,7 @@ int cmd_recv(int argc, char **argv)
 	if ((ret = parse_recv_args(argc, argv, &s.a)))
 		return ret == 1 ? 0 : ret;
 	imgs_parser_init(&s.ps, s.a.max_total);
-	if (cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
+	if (recv_prepare(&s) || cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
 	    (s.stream_fd = open_out(&s, "stream.bin", s.err, sizeof(s.err))) < 0) {
 		ret = cli_fail("recv", s.err);
 		cleanup(&s);
@@ -533,10 +630,16 @@ int cmd_recv(int argc, char **argv)
 	}
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
 		watch_stop(&s);
+		if (cli_cancelled()) {
+			ret = recv_cancelled(&s);
+			cleanup(&s);
+			return ret;
+		}
 		/* the library tells the peer about its own failures; ours we
 		 * report here (best effort) */
 		if (s.err[0] && s.conn)
 			rdmig_send_error(s.conn);
+		remove_outputs(&s);
 		ret = cli_fail("recv", recv_errmsg(&s, ret));
 		cleanup(&s);
 		return ret;
@@ -545,11 +648,15 @@ int cmd_recv(int argc, char **argv)
 	rdmig_dest_stats(s.dest, &s.st);
 	verify(&s);
 	ret = 0;
-	if (!s.verified)
+	if (cli_cancelled())
+		ret = recv_cancelled(&s);
+	else if (!s.verified)
 		ret = report_mismatches(&s);
 	else if (write_images(&s))
-		ret = cli_fail("recv", s.err);
-	if (s.a.m.json)
+		ret = cli_cancelled() ? recv_cancelled(&s) : cli_fail("recv", s.err);
+	if (ret)
+		remove_outputs(&s);
+	if (s.a.m.json && !cli_cancelled())
 		print_json(&s);
 	else if (!ret)
 		print_human(&s);

@@ -10,7 +10,9 @@
  *
  * Afterwards every block goes to DIR/<safe name>.img, the stream to
  * DIR/stream.bin and what happened when to DIR/record.txt (the format is in
- * docs/qemu-stream.md), enough to replay the migration later.
+ * docs/qemu-stream.md), enough to replay the migration later.  A migration
+ * that fails or is interrupted (SIGINT, SIGTERM) leaves only record.txt,
+ * whose last line says why ("end failed ...").
  *
  * QEMU's source addresses REGISTER_REQUEST and COMPRESS by its own RAM
  * offsets (ram_addr_t), which its stream does not carry: with dynamic
@@ -43,6 +45,7 @@ struct rq_args {
 	const char *out;
 	const char *ramblocks; /* the source's `info ramblock`, or NULL */
 	uint64_t max_total;
+	struct cli_allow allow;
 };
 
 /* One row of `info ramblock`. */
@@ -64,6 +67,7 @@ struct rq_block {
 	uint32_t *resident;
 	uint8_t *nonzero;      /* per chunk, after the migration */
 	char file[IMGS_FILE_NAME];
+	int created;           /* DIR/file was opened (to be removed on failure) */
 };
 
 /* A control phase: RAM_BLOCKS_REQUEST, or the registrations and COMPRESS
@@ -103,14 +107,19 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig recv --qemu --listen ADDR:PORT --out DIR [--ramblocks FILE]\n"
 		   "                  [--pin-all] [--inline auto|0|N] [--json] [--timeout S]\n"
-		   "                  [--max-total SIZE] [-v]\n"
+		   "                  [--max-total SIZE] [--allow ADDR[/N]] [-v]\n"
 		   "Be the destination of a QEMU RDMA migration (QMP: migrate rdma:ADDR:PORT).\n"
 		   "--ramblocks FILE: the source's 'info ramblock' (HMP); needed unless the source\n"
 		   "  uses rdma-pin-all (with --pin-all here) or has a single RAM block, because\n"
 		   "  QEMU registers memory by RAM offsets its stream does not carry.\n"
 		   "--max-total bounds the RAM the source may announce (default: physical RAM;\n"
-		   "  suffixes K, M, G, T).  --timeout also bounds the wait for a source.\n"
-		   "DIR receives <block>.img per RAM block, stream.bin and " RQ_RECORD ".\n");
+		   "  suffixes K, M, G, T).  --timeout S: give up when the source stays silent\n"
+		   "  this long (0: never; default %d); given, it also bounds the wait for a source.\n"
+		   "--allow ADDR[/N]: accept sources from this address or prefix only (repeat for\n"
+		   "  more); others are rejected before anything is registered.\n"
+		   "DIR receives <block>.img per RAM block, stream.bin and " RQ_RECORD "; after a\n"
+		   "  failure or SIGINT/SIGTERM (exit status 128 + signal) only " RQ_RECORD ".\n",
+		MIG_DEFAULT_TIMEOUT_S);
 }
 
 /* ------------------------------------------------------------ options -- */
@@ -120,16 +129,21 @@ static int parse_args(int argc, char **argv, struct rq_args *a)
 	static const struct option longopts[] = {
 		{"qemu", no_argument, NULL, 'Q'},           {"listen", required_argument, NULL, 'l'},
 		{"out", required_argument, NULL, 'o'},      {"ramblocks", required_argument, NULL, 'r'},
-		{"max-total", required_argument, NULL, 'M'}, MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+		{"max-total", required_argument, NULL, 'M'}, {"allow", required_argument, NULL, 'A'},
+		MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
 	const char *listen = NULL;
 	char err[300];
 	int c, r;
 
 	mig_common_init(&a->m);
 	a->max_total = cli_physical_memory();
-	while ((c = getopt_long(argc, argv, "Ql:o:r:M:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
+	a->allow.cmd = "recv";
+	while ((c = getopt_long(argc, argv, "Ql:o:r:M:A:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
 		if (c == 'Q') {
 			continue; /* the command table routes on it; nothing to do here */
+		} else if (c == 'A') {
+			if (cli_allow_add(&a->allow, optarg, err, sizeof(err)))
+				return cli_fail("recv", err) + 1;
 		} else if (c == 'l') {
 			listen = optarg;
 		} else if (c == 'o') {
@@ -281,6 +295,26 @@ static int open_out(struct rq_state *s, const char *name)
 	if (fd < 0)
 		snprintf(s->err, sizeof(s->err), "cannot create '%.600s': %s", path, strerror(errno));
 	return fd;
+}
+
+/* A failed or interrupted migration: remove the stream and the images this
+ * run created; record.txt stays and says why. */
+static void remove_outputs(struct rq_state *s)
+{
+	char path[4096 + IMGS_FILE_NAME];
+
+	if (s->stream_fd >= 0) {
+		close(s->stream_fd);
+		s->stream_fd = -1;
+		snprintf(path, sizeof(path), "%s/stream.bin", s->a.out);
+		unlink(path);
+	}
+	for (uint32_t i = 0; s->rb && i < s->qs.count; i++) {
+		if (!s->rb[i].created)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", s->a.out, s->rb[i].file);
+		unlink(path);
+	}
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -653,6 +687,17 @@ static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
 	return (got & QS_EV_BLOCKS) ? alloc_blocks(s) : 0;
 }
 
+/* Can we pin the RAM the source announced?  Checked before the blocks go
+ * to the library: a refusal reaches QEMU as ERROR before any data moves. */
+static int check_memlock(struct rq_state *s)
+{
+	struct cli_memlock_need need;
+
+	cli_memlock_need(s->pin_all, s->blocks, s->qs.count, &need);
+	return cli_memlock_check("recv", rdmig_conn_device(s->conn), &need, s->err,
+				 sizeof(s->err)) < 0 ? -1 : 0;
+}
+
 static int on_blocks_needed(struct rq_state *s)
 {
 	int ret;
@@ -662,7 +707,7 @@ static int on_blocks_needed(struct rq_state *s)
 			 " stream bytes, before its stream listed them", s->stream_bytes);
 		return -1;
 	}
-	if (resolve_offsets(s) || add_phase(s, PH_RAM_BLOCKS))
+	if (resolve_offsets(s) || check_memlock(s) || add_phase(s, PH_RAM_BLOCKS))
 		return -1;
 	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, s->qs.count)))
 		return ret;
@@ -738,7 +783,14 @@ static int write_images(struct rq_state *s)
 
 		if (fd < 0)
 			return -1;
+		b->created = 1;
 		for (uint32_t c = 0; c < b->nchunks; c++) {
+			if (cli_cancelled()) {
+				snprintf(s->err, sizeof(s->err), "interrupted by %s while writing the "
+					 "images", cli_cancel_name());
+				close(fd);
+				return -1;
+			}
 			uint8_t *p = b->mem + ((uint64_t)c << RDMIG_CHUNK_SHIFT);
 			size_t n = (size_t)chunk_len(len, c);
 			b->nonzero[c] = !is_zero(p, n);
@@ -858,6 +910,8 @@ static int accept_one(struct rq_state *s)
 	if ((ret = rdmig_listener_create(&s->a.m.opts, &s->l)) ||
 	    (ret = rdmig_listen(s->l, s->a.host, s->a.port)))
 		return ret;
+	if (s->a.allow.n)
+		rdmig_listener_set_filter(s->l, cli_allow_filter, &s->a.allow);
 	if (s->a.m.verbose || isatty(STDERR_FILENO))
 		fprintf(stderr, "recv: listening on %s%s%s:%u\n", strchr(s->a.host, ':') ? "[" : "",
 			s->a.host, strchr(s->a.host, ':') ? "]" : "", rdmig_listener_port(s->l));
@@ -891,6 +945,41 @@ static void cleanup(struct rq_state *s)
 		close(s->stream_fd);
 }
 
+/* The controls that apply before anything else: signals and the locked
+ * memory every connection needs for its control buffers. */
+static int prepare(struct rq_state *s)
+{
+	struct cli_memlock_need need;
+
+	if (cli_cancel_install(&s->a.m.opts)) {
+		snprintf(s->err, sizeof(s->err), "cannot catch SIGINT and SIGTERM");
+		return -1;
+	}
+	cli_memlock_need(false, NULL, 0, &need);
+	return cli_memlock_check("recv", NULL, &need, s->err, sizeof(s->err)) < 0 ? -1 : 0;
+}
+
+/* The migration failed or was interrupted: tell QEMU (best effort), record
+ * why, remove the stream and images, and say it once. */
+static int fail_migration(struct rq_state *s, int ret)
+{
+	char why[sizeof(s->err) + 96];
+
+	if (cli_cancelled()) {
+		cli_cancel_rearm(); /* a second signal cuts the courtesy short */
+		snprintf(why, sizeof(why), "interrupted by %s %s", cli_cancel_name(),
+			 s->conn ? "during the migration" : "while waiting for a source");
+	} else {
+		snprintf(why, sizeof(why), "%s", errmsg(s, ret));
+	}
+	if (s->conn)
+		rdmig_send_error(s->conn);
+	write_record(s, why);
+	remove_outputs(s);
+	cli_fail("recv", why);
+	return cli_cancelled() ? cli_cancel_status() : 1;
+}
+
 int cmd_recv_qemu(int argc, char **argv)
 {
 	struct rq_state s;
@@ -902,18 +991,15 @@ int cmd_recv_qemu(int argc, char **argv)
 	if ((ret = parse_args(argc, argv, &s.a)))
 		return ret == 1 ? 0 : ret;
 	qs_init(&s.qs, s.a.max_total);
-	if ((s.a.ramblocks && load_ramblocks(&s)) || cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
+	if (prepare(&s) || (s.a.ramblocks && load_ramblocks(&s)) ||
+	    cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
 	    (s.stream_fd = open_out(&s, "stream.bin")) < 0) {
 		ret = cli_fail("recv", s.err);
 		cleanup(&s);
 		return ret;
 	}
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
-		const char *msg = errmsg(&s, ret);
-		if (s.conn)
-			rdmig_send_error(s.conn); /* best effort: tell QEMU */
-		write_record(&s, msg);
-		ret = cli_fail("recv", msg);
+		ret = fail_migration(&s, ret);
 		cleanup(&s);
 		return ret;
 	}
@@ -921,7 +1007,10 @@ int cmd_recv_qemu(int argc, char **argv)
 	ret = 0;
 	if (write_images(&s)) {
 		write_record(&s, s.err);
+		remove_outputs(&s);
 		ret = cli_fail("recv", s.err);
+		if (cli_cancelled())
+			ret = cli_cancel_status();
 	} else {
 		write_record(&s, NULL);
 		if (s.a.m.json)

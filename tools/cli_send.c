@@ -30,6 +30,7 @@
 #include "imgstream.h"
 
 #define PAGE 4096u
+#define KEEP_ALIVE_S 0.5 /* see keep_alive() */
 
 struct send_args {
 	struct mig_common m;
@@ -55,6 +56,7 @@ struct send_state {
 	struct mig_progress prog;
 	uint64_t total, done, skipped_zero;
 	double t_start, t_end, hash_seconds;
+	double beat_every, last_beat; /* keep_alive(); 0: off */
 	char err[512];
 };
 
@@ -65,9 +67,12 @@ static void send_usage(FILE *f)
 		   "Each FILE becomes one RAM block named after its basename (or NAME).\n"
 		   "  --pin-all      ask the destination to register all its memory up front\n"
 		   "  --inline       inline size of control messages (default auto)\n"
-		   "  --timeout S    limit of every wait, in seconds (0: none; default 60)\n"
+		   "  --timeout S    give up when the destination stays silent this long\n"
+		   "                 (0: never; default %d)\n"
 		   "  --json         one JSON object on stdout instead of the summary\n"
-		   "  -v, -vv        the library's notes / debug log on stderr\n");
+		   "  -v, -vv        the library's notes / debug log on stderr\n"
+		   "SIGINT or SIGTERM aborts the migration: the destination is told, and the exit\n"
+		   "status is 128 + the signal.\n", MIG_DEFAULT_TIMEOUT_S);
 }
 
 /* A mapped file that shrinks under us raises SIGBUS on the next read:
@@ -268,6 +273,25 @@ static int send_pages(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
 	return run_len ? rdmig_source_write(s->src, b, off + run, run_len) : 0;
 }
 
+/*
+ * With --pin-all no control message travels while the data is written (no
+ * REGISTER, no COMPRESS).  An empty stream message every KEEP_ALIVE_S
+ * seconds keeps the destination from giving up after --timeout of
+ * silence; makes us notice a dead destination (the message waits for its
+ * READY) instead of writing on into a dead connection; and gives a
+ * destination that aborts a moment when we have a receive posted for its
+ * ERROR (it waits up to a second for one).
+ */
+static int keep_alive(struct send_state *s)
+{
+	double now = mig_now();
+
+	if (!s->beat_every || now - s->last_beat < s->beat_every)
+		return 0;
+	s->last_beat = now;
+	return rdmig_send(s->conn, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0, NULL});
+}
+
 /* Send one block chunk by chunk, hashing as we go. */
 static int send_block(struct send_state *s, uint32_t b)
 {
@@ -281,11 +305,13 @@ static int send_block(struct send_state *s, uint32_t b)
 		double t0;
 		int ret;
 
+		if (cli_cancelled())
+			return -1;
 		if (all_zero(base + off, (size_t)n))
 			ret = rdmig_source_write(s->src, b, off, n);
 		else
 			ret = send_pages(s, b, off, n);
-		if (ret)
+		if (ret || keep_alive(s))
 			return -1;
 		/* hash after posting, so the device works while we hash */
 		t0 = mig_now();
@@ -313,22 +339,44 @@ static int write_stream_part(struct send_state *s, int trailer)
 	return ret;
 }
 
+/* Is the locked-memory limit enough for our blocks?  Before connecting
+ * when the limit applies whatever the device (no CAP_IPC_LOCK); else once
+ * the device is known (siw applies it to everyone).  1: did not apply. */
+static int check_memlock(struct send_state *s, bool pin_all, const char *device)
+{
+	struct cli_memlock_need need;
+
+	cli_memlock_need(pin_all, s->blocks, (size_t)s->a.nfiles, &need);
+	return cli_memlock_check("send", device, &need, s->err, sizeof(s->err));
+}
+
 /* The migration proper.  Errors of the library leave their message in the
  * source or connection handle; our own go to s->err. */
 static int migrate(struct send_state *s)
 {
-	int ret;
+	struct rdmig_caps caps;
+	int ret, early = check_memlock(s, s->a.m.opts.pin_all, NULL);
 
+	if (early < 0)
+		return -1;
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
 	s->t_start = mig_now(); /* the transfer: connect .. end of iteration */
-	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)) ||
-	    (ret = rdmig_source_create(s->conn, s->blocks, (size_t)s->a.nfiles, &s->src)))
+	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)))
+		return ret;
+	rdmig_conn_caps(s->conn, &caps);
+	if (early == 1 &&
+	    check_memlock(s, caps.flags & RDMIG_CAP_PIN_ALL, rdmig_conn_device(s->conn)) < 0)
+		return -1;
+	if ((ret = rdmig_source_create(s->conn, s->blocks, (size_t)s->a.nfiles, &s->src)))
 		return ret;
 	/* the header goes first, as QEMU's block list does: the destination
 	 * needs it to allocate its blocks before RAM_BLOCKS_REQUEST */
 	if ((ret = write_stream_part(s, 0)) || (ret = rdmig_source_setup(s->src)))
 		return ret;
+	if (caps.flags & RDMIG_CAP_PIN_ALL)
+		s->beat_every = KEEP_ALIVE_S;
+	s->last_beat = mig_now();
 	mig_progress_start(&s->prog, "send", s->total);
 	for (uint32_t b = 0; b < (uint32_t)s->a.nfiles; b++)
 		if (send_block(s, b))
@@ -413,6 +461,36 @@ static const char *send_errmsg(const struct send_state *s, int ret)
 	return rdmig_strerror(ret);
 }
 
+/* SIGINT or SIGTERM: tell the destination (if connected), close, and exit
+ * with 128 + the signal. */
+static int send_cancelled(struct send_state *s)
+{
+	char msg[160];
+	bool told;
+
+	cli_cancel_rearm(); /* a second signal cuts the courtesy short */
+	told = s->conn && rdmig_send_error(s->conn) == 0;
+	snprintf(msg, sizeof(msg), "interrupted by %s: migration aborted%s", cli_cancel_name(),
+		 told ? "; the destination was told" : "");
+	cli_fail("send", msg);
+	return cli_cancel_status();
+}
+
+/* A destination that rejects us without saying why may be filtering. */
+static int send_failed(struct send_state *s, int ret)
+{
+	char msg[sizeof(s->err) + 128];
+
+	/* the library tells the peer about its own failures; ours we report
+	 * here (best effort) */
+	if (s->err[0] && s->conn)
+		rdmig_send_error(s->conn);
+	snprintf(msg, sizeof(msg), "%s%s", send_errmsg(s, ret),
+		 ret == RDMIG_EREJECTED ? " (a destination started with --allow rejects the "
+					  "sources it does not list)" : "");
+	return cli_fail("send", msg);
+}
+
 static void cleanup(struct send_state *s)
 {
 	rdmig_source_destroy(s->src);
@@ -447,13 +525,14 @@ int cmd_send(int argc, char **argv)
 		return ret;
 	}
 	signal(SIGBUS, on_sigbus);
+	if (cli_cancel_install(&s.a.m.opts)) {
+		cli_fail("send", "cannot catch SIGINT and SIGTERM");
+		cleanup(&s);
+		return 1;
+	}
 	if ((ret = migrate(&s))) {
 		mig_progress_end(&s.prog);
-		/* the library tells the peer about its own failures; ours we
-		 * report here (best effort) */
-		if (s.err[0] && s.conn)
-			rdmig_send_error(s.conn);
-		ret = cli_fail("send", send_errmsg(&s, ret));
+		ret = cli_cancelled() ? send_cancelled(&s) : send_failed(&s, ret);
 		cleanup(&s);
 		return ret;
 	}
@@ -472,6 +551,7 @@ void mig_common_init(struct mig_common *m)
 {
 	memset(m, 0, sizeof(*m));
 	rdmig_opts_init(&m->opts);
+	m->opts.timeout_ms = MIG_DEFAULT_TIMEOUT_S * 1000;
 }
 
 int mig_common_opt(struct mig_common *m, const char *cmd, int c, const char *arg)

@@ -11,8 +11,8 @@
 
 TEST(error_min_is_last_code)
 {
-	CHECK_EQ(RDMIG_ERROR_MIN, RDMIG_EPROTO);
-	CHECK_EQ(CODE_COUNT, 23);
+	CHECK_EQ(RDMIG_ERROR_MIN, RDMIG_ECANCELED);
+	CHECK_EQ(CODE_COUNT, 24);
 }
 
 TEST(every_code_has_a_name)
@@ -83,6 +83,7 @@ TEST(names_match_the_enum)
 		{RDMIG_ESTATE, "RDMIG_ESTATE"},
 		{RDMIG_ETOOBIG, "RDMIG_ETOOBIG"},
 		{RDMIG_EPROTO, "RDMIG_EPROTO"},
+		{RDMIG_ECANCELED, "RDMIG_ECANCELED"},
 	};
 
 	CHECK_EQ(sizeof(want) / sizeof(want[0]), CODE_COUNT);

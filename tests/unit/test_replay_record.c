@@ -37,10 +37,11 @@ static const char DYNAMIC[] =
 static int parse(const char *text, struct replay_record *r, char *err, size_t errlen)
 {
 	size_t n = strlen(text);
-	char *copy = malloc(n ? n : 1);
+	char *copy = calloc(1, n ? n : 1); /* exactly n bytes are read */
 	int ret;
 
-	memcpy(copy, text, n);
+	if (n)
+		memcpy(copy, text, n);
 	ret = rr_parse(copy, n, r, err, errlen);
 	free(copy);
 	return ret;

@@ -1,0 +1,215 @@
+/*
+ * test_cli_hardening.c - the tool's pure guards: recv's --allow rules, the
+ * locked memory a migration needs, reading CAP_IPC_LOCK from
+ * /proc/self/status, and what SIGINT/SIGTERM leave for the library.
+ */
+#include <arpa/inet.h>
+#include <linux/capability.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "cli.h"
+
+static struct sockaddr_in v4(const char *s)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	inet_pton(AF_INET, s, &sa.sin_addr);
+	return sa;
+}
+
+static struct sockaddr_in6 v6(const char *s)
+{
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
+	inet_pton(AF_INET6, s, &sa.sin6_addr);
+	return sa;
+}
+
+static bool match4(const struct cli_allow *a, const char *s)
+{
+	struct sockaddr_in sa = v4(s);
+	return cli_allow_match(a, (const struct sockaddr *)&sa);
+}
+
+static bool match6(const struct cli_allow *a, const char *s)
+{
+	struct sockaddr_in6 sa = v6(s);
+	return cli_allow_match(a, (const struct sockaddr *)&sa);
+}
+
+TEST(allow_single_ipv4_address)
+{
+	struct cli_allow a = {.cmd = "recv"};
+	char err[200];
+
+	CHECK_OK(cli_allow_add(&a, "10.99.0.1", err, sizeof(err)));
+	CHECK_EQ(a.rule[0].prefix, 32);
+	CHECK(match4(&a, "10.99.0.1"));
+	CHECK(!match4(&a, "10.99.0.2"));
+	CHECK(!match4(&a, "10.99.1.1"));
+	/* an IPv4 source seen through a dual-stack listener */
+	CHECK(match6(&a, "::ffff:10.99.0.1"));
+	CHECK(!match6(&a, "::ffff:10.99.0.3"));
+}
+
+TEST(allow_prefixes_with_odd_lengths)
+{
+	struct cli_allow a = {.cmd = "recv"};
+	char err[200];
+
+	CHECK_OK(cli_allow_add(&a, "10.99.0.0/23", err, sizeof(err)));
+	CHECK(match4(&a, "10.99.0.200"));
+	CHECK(match4(&a, "10.99.1.1"));
+	CHECK(!match4(&a, "10.99.2.1"));
+	CHECK(!match4(&a, "10.98.255.255"));
+	/* host bits in the rule do not matter */
+	CHECK_OK(cli_allow_add(&a, "192.168.7.9/30", err, sizeof(err)));
+	CHECK(match4(&a, "192.168.7.8"));
+	CHECK(match4(&a, "192.168.7.11"));
+	CHECK(!match4(&a, "192.168.7.12"));
+}
+
+TEST(allow_ipv6_rules_and_brackets)
+{
+	struct cli_allow a = {.cmd = "recv"};
+	char err[200];
+
+	CHECK_OK(cli_allow_add(&a, "[fe80::1]", err, sizeof(err)));
+	CHECK_OK(cli_allow_add(&a, "fd00::/8", err, sizeof(err)));
+	CHECK(match6(&a, "fe80::1"));
+	CHECK(!match6(&a, "fe80::2"));
+	CHECK(match6(&a, "fd12:3456::7"));
+	CHECK(!match6(&a, "fc00::1"));
+	/* IPv6 rules never match IPv4 sources */
+	CHECK(!match4(&a, "10.0.0.1"));
+}
+
+TEST(allow_zero_prefix_matches_its_family_only)
+{
+	struct cli_allow a = {.cmd = "recv"};
+	char err[200];
+
+	CHECK_OK(cli_allow_add(&a, "0.0.0.0/0", err, sizeof(err)));
+	CHECK(match4(&a, "203.0.113.5"));
+	CHECK(!match6(&a, "2001:db8::1"));
+}
+
+TEST(allow_without_rules_matches_nothing)
+{
+	struct cli_allow a = {.cmd = "recv"};
+	struct sockaddr unknown = {.sa_family = AF_UNIX};
+
+	CHECK(!match4(&a, "10.99.0.1"));
+	CHECK(!cli_allow_match(&a, &unknown));
+	CHECK(!cli_allow_match(&a, NULL));
+}
+
+TEST(allow_rejects_malformed_rules)
+{
+	static const char *bad[] = {"", "10.99.0", "10.99.0.1/33", "10.99.0.1/", "10.99.0.1/-1",
+				    "10.99.0.1/8x", "fe80::1/129", "host.example", "[10.0.0.1",
+				    "fe80::1%eth0", "::/", "1.2.3.4/24/8"};
+	struct cli_allow a = {.cmd = "recv"};
+	char err[200];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		if (cli_allow_add(&a, bad[i], err, sizeof(err)) == 0)
+			CHECK_FAIL_AT("--allow '%s' was accepted", bad[i]);
+		CHECK_STR_CONTAINS(err, "--allow");
+	}
+	CHECK_EQ(a.n, 0);
+}
+
+TEST(allow_holds_a_bounded_number_of_rules)
+{
+	struct cli_allow a = {.cmd = "recv"};
+	char err[200];
+
+	for (int i = 0; i < CLI_ALLOW_MAX; i++)
+		CHECK_OK(cli_allow_add(&a, "10.0.0.0/8", err, sizeof(err)));
+	CHECK_EQ(cli_allow_add(&a, "10.0.0.0/8", err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "at most");
+}
+
+TEST(memlock_need_pin_all_is_every_block_plus_control)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct rdmig_block b[] = {
+		{"a", (void *)4096, 3 * RDMIG_CHUNK_SIZE + 1, 0},
+		{"empty", (void *)4096, 0, 0},
+		{"small", (void *)4096, 100, 0},
+	};
+	struct cli_memlock_need need;
+	uint64_t blocks = 3 * RDMIG_CHUNK_SIZE + (uint64_t)page + (uint64_t)page;
+
+	cli_memlock_need(true, b, 3, &need);
+	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED + blocks);
+	CHECK_EQ(need.most, need.least);
+	CHECK_EQ(RDMIG_CONTROL_REGISTERED, 3 * 512 * 1024);
+}
+
+TEST(memlock_need_dynamic_is_one_chunk_at_least)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct rdmig_block big[] = {{"a", (void *)4096, 5 * RDMIG_CHUNK_SIZE, 0},
+				    {"b", (void *)4096, 7000, 0}};
+	struct rdmig_block small[] = {{"s", (void *)4096, 5000, 0}};
+	struct cli_memlock_need need;
+
+	cli_memlock_need(false, big, 2, &need);
+	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED + RDMIG_CHUNK_SIZE);
+	CHECK_EQ(need.most, RDMIG_CONTROL_REGISTERED + 5 * RDMIG_CHUNK_SIZE + 2 * (uint64_t)page);
+	/* a block smaller than a chunk is registered whole */
+	cli_memlock_need(false, small, 1, &need);
+	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED + 2 * (uint64_t)page);
+	/* no blocks yet: the control buffers alone */
+	cli_memlock_need(false, NULL, 0, &need);
+	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED);
+	CHECK_EQ(need.most, RDMIG_CONTROL_REGISTERED);
+}
+
+TEST(capeff_is_read_from_the_status_text)
+{
+	/* root: every capability; a shell with CAP_IPC_LOCK (bit 14) dropped */
+	const char *root = "Name:\tcat\nCapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\n"
+			   "CapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\n";
+	const char *dropped = "Name:\tsh\nCapEff:\t000001ffffffbfff\n";
+	const char *user = "Name:\tsh\nCapEff:\t0000000000000000\n";
+
+	CHECK(cli_capeff_has(root, CAP_IPC_LOCK));
+	CHECK(!cli_capeff_has(dropped, CAP_IPC_LOCK));
+	CHECK(cli_capeff_has(dropped, CAP_IPC_LOCK - 1));
+	CHECK(!cli_capeff_has(user, CAP_IPC_LOCK));
+	CHECK(!cli_capeff_has("Name:\tx\n", CAP_IPC_LOCK));
+	/* CapPrm alone does not count */
+	CHECK(!cli_capeff_has("CapPrm:\t000001ffffffffff\nCapEff:\t0\n", CAP_IPC_LOCK));
+}
+
+TEST(signals_raise_the_library_flag_and_set_the_exit_status)
+{
+	struct rdmig_opts o;
+
+	memset(&o, 0, sizeof(o)); /* what rdmig_opts_init leaves in cancel */
+	CHECK(o.cancel == NULL);
+	CHECK_OK(cli_cancel_install(&o));
+	CHECK(o.cancel != NULL);
+	CHECK(!cli_cancelled());
+	CHECK_EQ(*o.cancel, 0);
+	CHECK_OK(raise(SIGTERM));
+	CHECK(cli_cancelled());
+	CHECK(*o.cancel != 0);
+	CHECK_EQ(cli_cancel_status(), 128 + SIGTERM);
+	CHECK_STR_CONTAINS(cli_cancel_name(), "SIGTERM");
+	/* rearmed: waits work again, but the command still knows it must stop */
+	cli_cancel_rearm();
+	CHECK_EQ(*o.cancel, 0);
+	CHECK(cli_cancelled());
+	/* a second signal raises the flag again; the first one names the exit */
+	CHECK_OK(raise(SIGINT));
+	CHECK(*o.cancel != 0);
+	CHECK_EQ(cli_cancel_status(), 128 + SIGTERM);
+}
+
+CHECK_MAIN()
