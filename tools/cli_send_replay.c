@@ -71,7 +71,7 @@ static void replay_usage(FILE *f)
 		   "started with the recorded machine configuration and -incoming rdma:ADDR:PORT.\n"
 		   "  --pin-all      ask QEMU to register all its memory up front\n"
 		   "  --inline       inline size of control messages (default auto)\n"
-		   "  --timeout S    limit of every wait, in seconds (0: none; default 60)\n"
+		   "  --timeout S    limit of every wait, in seconds (0: none; default 10)\n"
 		   "  --json         one JSON object on stdout instead of the summary\n"
 		   "  -v, -vv        the library's notes / debug log on stderr\n");
 }
@@ -330,6 +330,21 @@ static void report_failure(struct replay_state *s, int ret)
 	cli_fail("send", msg);
 }
 
+/* SIGINT or SIGTERM: tell QEMU (it then fails the incoming migration
+ * instead of waiting for more), close, exit with 128 + the signal. */
+static int replay_cancelled(struct replay_state *s)
+{
+	char msg[160];
+	bool told;
+
+	cli_cancel_rearm(); /* a second signal cuts the courtesy short */
+	told = s->conn && rdmig_send_error(s->conn) == 0;
+	snprintf(msg, sizeof(msg), "interrupted by %s in phase %u: replay aborted%s",
+		 cli_cancel_name(), s->phase, told ? "; QEMU was told" : "");
+	cli_fail("send", msg);
+	return cli_cancel_status();
+}
+
 static void cleanup(struct replay_state *s)
 {
 	rdmig_source_destroy(s->src);
@@ -360,11 +375,16 @@ int cmd_send_replay(int argc, char **argv)
 		fprintf(stderr, "rdmig: send: note: the record used %s registration, this replay "
 				"uses %s\n", s.rec.pin_all ? "pin-all" : "dynamic",
 			s.a.m.opts.pin_all ? "pin-all" : "dynamic");
-	if ((ret = replay(&s))) {
-		mig_progress_end(&s.prog);
-		report_failure(&s, ret);
+	if (cli_cancel_install(&s.a.m.opts)) {
+		cli_fail("send", "cannot catch SIGINT and SIGTERM");
 		cleanup(&s);
 		return 1;
+	}
+	if ((ret = replay(&s))) {
+		mig_progress_end(&s.prog);
+		ret = cli_cancelled() ? replay_cancelled(&s) : (report_failure(&s, ret), 1);
+		cleanup(&s);
+		return ret;
 	}
 	rdmig_source_stats(s.src, &st);
 	if (s.a.m.json)
