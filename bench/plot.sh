@@ -1,76 +1,66 @@
 #!/bin/bash
-# bench/plot.sh OUT - PNG plots from the JSON of bench/run-in-guest.sh:
-# latency CDF inline vs copy per class, bulk throughput vs ib_write_bw,
-# queue footprint vs inline request.  Uses python3 to flatten JSON, gnuplot
-# to draw.
+# bench/plot.sh OUT - PNG plots (gnuplot) from the data files bench/report.py
+# wrote into OUT/plot: latency CDF inline vs copy per class and device,
+# instructions per message, bulk throughput vs ib_write_bw and QEMU, and
+# send queue bytes vs the inline request.  Prints the PNGs it made.
 set -euo pipefail
 OUT=${1:?}
-cd "$OUT"
-for dev in rxe siw; do
-	[ -f "latency_$dev.json" ] || continue
-	python3 - "$dev" <<'PY'
-import json, sys
-dev = sys.argv[1]
-d = json.load(open(f"latency_{dev}.json"))
-for c in d["classes"]:
-    for mode in ("auto", "off"):
-        v = c[mode]["sorted_every_10th"]
-        with open(f"cdf_{dev}_{c['class']}_{mode}.dat", "w") as f:
-            for i, x in enumerate(v):
-                f.write(f"{x} {(i + 1) / len(v)}\n")
-PY
-	for cls in $(python3 -c "import json;print(' '.join(c['class'] for c in json.load(open('latency_$dev.json'))['classes']))"); do
-		gnuplot <<GP
-set terminal pngcairo size 800,500
-set output "cdf_${dev}_${cls}.png"
-set title "$dev: $cls latency CDF (inline auto vs off)"
-set xlabel "microseconds"; set ylabel "fraction"; set logscale x; set key bottom right
-plot "cdf_${dev}_${cls}_auto.dat" with lines title "inline auto", "cdf_${dev}_${cls}_off.dat" with lines title "inline off (copy)"
+cd "$OUT/plot"
+
+png() { # NAME WIDTH HEIGHT: the terminal line
+	echo "set terminal pngcairo noenhanced size $2,$3 font 'sans,10'; set output '$1.png'"
+}
+
+# One CDF per device and class, inline auto against inline 0.
+for auto in cdf_*_auto.dat; do
+	[ -e "$auto" ] || continue
+	base=${auto%_auto.dat}
+	off=${base}_off.dat
+	name=${base#cdf_}
+	gnuplot <<GP
+$(png "$base" 700 420)
+set title "${name//_/ }: latency CDF (auto = inline, 0 = copy)"
+set xlabel "microseconds (log)"; set ylabel "fraction of operations"
+set logscale x; set key bottom right; set grid
+plot "$auto" using 1:2 with lines lw 2 title "inline auto", \
+     "$off" using 1:2 with lines lw 2 dt 2 title "inline 0 (copy)"
 GP
-	done
 done
-if [ -f bulk.json ]; then
-	python3 <<'PY'
-import json
-d = json.load(open("bulk.json"))["bulk"]
-with open("bulk.dat", "w") as f:
-    for r in d:
-        s = r.get("send") or {}
-        f.write(f'"{r["device"]} {r["image"]} {r["registration"]}" {s.get("throughput_MBps", 0)} {r.get("ib_write_bw_MBps") or 0}\n')
-PY
-	gnuplot <<'GP'
-set terminal pngcairo size 1000,500
-set output "bulk.png"
-set title "rdmig send -> recv throughput vs ib_write_bw (MB/s)"
-set style data histograms; set style fill solid 0.8; set xtics rotate by -30; set ylabel "MB/s"
-plot "bulk.dat" using 2:xtic(1) title "rdmig", "" using 3 title "ib\\_write\\_bw"
+
+if [ -s cost.dat ]; then
+	gnuplot <<GP
+$(png cost 900 420)
+set title "sender instructions per control message (callgrind, user space)"
+set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8
+set xtics rotate by -30; set ylabel "instructions"; set grid ytics; set key top left
+plot "cost.dat" using 2:xtic(1) title "inline auto", "" using 3 title "inline 0 (copy)"
 GP
 fi
-if [ -f probe.json ]; then
-	python3 <<'PY'
-import json
-def a16(x): return (x + 15) // 16 * 16
-def a64(x): return (x + 63) // 64 * 64
-def pow2(x):
-    p = 1
-    while p < x: p <<= 1
-    return p
-wr, sge = 512, 2
-for dev in json.load(open("probe.json")):
-    with open(f"footprint_{dev['device']}.dat", "w") as f:
-        for r in dev["rows"]:
-            n = r["requested"]
-            mlx5 = pow2(wr * a64(max(192 + 16 * sge, 192 + a16(4 + n))))
-            f.write(f'{n} {r["queue_bytes"] if r["ok"] else "NaN"} {mlx5}\n')
-PY
-	gnuplot <<'GP'
-set terminal pngcairo size 800,500
-set output "footprint.png"
-set title "QP queue bytes vs requested inline size (512 send WRs, 2 SGEs)"
-set xlabel "requested inline bytes"; set ylabel "bytes"; set logscale y
-plot "footprint_rxe0.dat" using 1:2 with linespoints title "rxe0 (measured)", \
-     "footprint_siw0.dat" using 1:2 with linespoints title "siw0 (measured)", \
-     "footprint_rxe0.dat" using 1:3 with linespoints title "mlx5 legacy RC (model)"
+
+if [ -s bulk.dat ]; then
+	gnuplot <<GP
+$(png bulk 1000 480)
+set title "one RAM block: throughput (MB/s), same guest boot"
+set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8
+set xtics rotate by -25; set ylabel "MB/s (block bytes / seconds)"; set grid ytics
+set key top left
+plot "bulk.dat" using 2:xtic(1) title "rdmig engine", \
+     "" using 3 title "engine + SHA-256 on a thread", "" using 4 title "rdmig send (SHA-256 in line)", \
+     "" using 5 title "QEMU -> QEMU", "" using 6 title "ib_write_bw"
 GP
 fi
-ls "$OUT"/*.png 2>/dev/null
+
+if [ -s footprint.dat ]; then
+	gnuplot <<GP
+$(png footprint 800 480)
+set title "send queue bytes vs requested inline (512 WRs, 2 SGEs)"
+set xlabel "requested inline bytes"; set ylabel "bytes (log)"; set logscale y; set grid
+set key top left
+plot "footprint.dat" using 1:2 with linespoints lw 2 title "rxe (measured, incl. 1 RQ page)", \
+     "" using 1:3 with linespoints lw 2 title "siw (measured)", \
+     "" using 1:4 with linespoints dt 2 title "mlx5 legacy RC (model)", \
+     "" using 1:5 with linespoints dt 2 title "mlx4 (model)", \
+     "" using 1:6 with linespoints dt 2 title "irdma gen2 (model)"
+GP
+fi
+ls "$PWD"/*.png

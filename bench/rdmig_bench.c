@@ -2,8 +2,10 @@
  * rdmig_bench.c - control-plane benchmarks, using only the public API.
  *
  *   rdmig-bench server --listen ADDR:PORT [--conns N]
- *   rdmig-bench latency --to ADDR:PORT [--iters N] [--warmup N] [--rounds N] [--json]
+ *   rdmig-bench latency --to ADDR:PORT [--iters N] [--warmup N] [--rounds N] [--json FILE]
  *   rdmig-bench cost --to ADDR:PORT --inline auto|0 --bytes B --count N
+ *   rdmig-bench footprint --to ADDR:PORT [--json FILE]
+ *   rdmig-bench bulk-recv | bulk-send ...   (bench_bulk.c)
  *
  * latency opens two connections to one server, one with inline auto and
  * one with inline 0, and measures them interleaved (A B A B ... in rounds),
@@ -13,9 +15,15 @@
  * REGISTER_RESULT round trips; it reports p50, p99, p99.9 and mean, and
  * the ratio auto / off.
  *
- * cost sends N messages of B bytes on one connection; run it under
- * `valgrind --tool=callgrind --toggle-collect=...` to count the sender's
- * instructions per message deterministically (scripts/bench does).
+ * cost sends N messages of B bytes on one connection, each from one call of
+ * send_one(); run it under callgrind (--toggle-collect=send_one
+ * --dump-after=send_one) to count the sender's instructions per message
+ * (bench/run-in-guest.sh does).
+ *
+ * footprint connects once with inline auto and once with inline 0 and
+ * reports what each connection costs this process: memory pinned by
+ * registration (VmPin: the control buffers) and queue memory mapped from
+ * the verbs device.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -23,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "rdmig.h"
+#include "bench.h"
 
 #define MAX_CONNS 4
 
@@ -43,16 +51,9 @@ static const struct msg_class {
 };
 #define NCLASSES (sizeof(classes) / sizeof(classes[0]))
 
-static int spin_us = -1; /* --spin: the library's busy-poll before sleeping */
+/* ------------------------------------------------------------ shared -- */
 
-static void bench_opts(struct rdmig_opts *o)
-{
-	rdmig_opts_init(o);
-	if (spin_us >= 0)
-		o->spin_us = spin_us;
-}
-
-static int split_addr(const char *s, char *host, size_t hl, char *port, size_t pl)
+int bench_split_addr(const char *s, char *host, size_t hl, char *port, size_t pl)
 {
 	const char *colon = s[0] == '[' ? strstr(s, "]:") : strrchr(s, ':');
 	size_t n;
@@ -68,17 +69,65 @@ static int split_addr(const char *s, char *host, size_t hl, char *port, size_t p
 	return 0;
 }
 
-static double now_us(void)
+void bench_opts(const struct bench_args *a, struct rdmig_opts *o)
+{
+	rdmig_opts_init(o);
+	o->inline_request = a->inline_request;
+	if (a->spin_us >= 0)
+		o->spin_us = a->spin_us;
+}
+
+double bench_now_us(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-static int die(const char *what, const char *msg)
+int bench_die(const char *what, const char *msg)
 {
 	fprintf(stderr, "rdmig-bench: %s: %s\n", what, msg);
 	return 1;
+}
+
+int bench_connect(const struct bench_args *a, const struct rdmig_opts *o, struct rdmig_conn **c)
+{
+	char host[256], port[16];
+
+	*c = NULL;
+	if (bench_split_addr(a->addr, host, sizeof(host), port, sizeof(port)))
+		return bench_die("connect", "bad --to");
+	/* the server may still be starting: retry a refused connect for 10 s */
+	for (int tries = 0;; tries++) {
+		int ret = rdmig_conn_create(o, c);
+		if (!ret)
+			ret = rdmig_connect(*c, host, port);
+		if (!ret)
+			return 0;
+		if (tries == 100 || ret == RDMIG_EINVAL)
+			return bench_die("connect", rdmig_conn_errmsg(*c));
+		rdmig_conn_destroy(*c);
+		*c = NULL;
+		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+	}
+}
+
+int bench_accept(const struct bench_args *a, const struct rdmig_opts *o, struct rdmig_listener **l,
+		 struct rdmig_conn **c)
+{
+	char host[256], port[16];
+	struct rdmig_opts lo = *o;
+
+	if (bench_split_addr(a->addr, host, sizeof(host), port, sizeof(port)))
+		return bench_die("listen", "bad --listen");
+	lo.accept_timeout_ms = 120000; /* a client that never comes must not hang us */
+	if (rdmig_listener_create(&lo, l) || rdmig_listen(*l, host, port))
+		return bench_die("listen", rdmig_listener_errmsg(*l));
+	/* scripts wait for this line before they start the client */
+	fprintf(stderr, "rdmig-bench: listening on %s\n", a->addr);
+	if (rdmig_accept(*l, c))
+		return bench_die("accept", rdmig_listener_errmsg(*l));
+	return 0;
 }
 
 /* ------------------------------------------------------------ server -- */
@@ -103,7 +152,7 @@ static void *serve(void *arg)
 	}
 }
 
-static int cmd_server(const char *addr, int nconns)
+static int cmd_server(const struct bench_args *a)
 {
 	char host[256], port[16];
 	struct rdmig_opts o;
@@ -112,19 +161,21 @@ static int cmd_server(const char *addr, int nconns)
 	pthread_t th[MAX_CONNS];
 	int ret;
 
-	if (split_addr(addr, host, sizeof(host), port, sizeof(port)))
-		return die("server", "bad --listen");
-	bench_opts(&o);
+	if (bench_split_addr(a->addr, host, sizeof(host), port, sizeof(port)))
+		return bench_die("server", "bad --listen");
+	bench_opts(a, &o);
+	o.inline_request = RDMIG_INLINE_AUTO; /* the client's side is the one measured */
 	o.timeout_ms = 0;              /* the client may think for a while */
-	o.accept_timeout_ms = 60000;   /* but a client that never comes must not hang us */
+	o.accept_timeout_ms = 120000;  /* but a client that never comes must not hang us */
 	if ((ret = rdmig_listener_create(&o, &l)) || (ret = rdmig_listen(l, host, port)))
-		return die("server", rdmig_listener_errmsg(l));
-	for (int i = 0; i < nconns; i++)
+		return bench_die("server", rdmig_listener_errmsg(l));
+	fprintf(stderr, "rdmig-bench: listening on %s\n", a->addr);
+	for (int i = 0; i < a->conns; i++)
 		if (rdmig_accept(l, &c[i]))
-			return die("server", rdmig_listener_errmsg(l));
-	for (int i = 0; i < nconns; i++)
+			return bench_die("server", rdmig_listener_errmsg(l));
+	for (int i = 0; i < a->conns; i++)
 		pthread_create(&th[i], NULL, serve, c[i]);
-	for (int i = 0; i < nconns; i++) {
+	for (int i = 0; i < a->conns; i++) {
 		pthread_join(th[i], NULL);
 		rdmig_conn_destroy(c[i]);
 	}
@@ -134,35 +185,11 @@ static int cmd_server(const char *addr, int nconns)
 
 /* ------------------------------------------------------------ client -- */
 
-static int connect_to(const char *addr, int inline_request, struct rdmig_conn **c)
-{
-	char host[256], port[16];
-	struct rdmig_opts o;
-
-	if (split_addr(addr, host, sizeof(host), port, sizeof(port)))
-		return die("client", "bad --to");
-	bench_opts(&o);
-	o.inline_request = inline_request;
-	/* the server may still be starting: retry a refused connect for 10 s */
-	for (int tries = 0;; tries++) {
-		int ret = rdmig_conn_create(&o, c);
-		if (!ret)
-			ret = rdmig_connect(*c, host, port);
-		if (!ret)
-			return 0;
-		if (tries == 100 || ret == RDMIG_EINVAL)
-			return die("connect", rdmig_conn_errmsg(*c));
-		rdmig_conn_destroy(*c);
-		*c = NULL;
-		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
-	}
-}
-
 /* One operation of a class; returns its duration in microseconds (< 0: error). */
 static double one_op(struct rdmig_conn *c, const struct msg_class *k, const uint8_t *payload)
 {
 	struct rdmig_msg reply;
-	double t0 = now_us();
+	double t0 = bench_now_us();
 	int ret;
 
 	if (k->round_trip)
@@ -172,7 +199,14 @@ static double one_op(struct rdmig_conn *c, const struct msg_class *k, const uint
 	else
 		ret = rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1,
 							k->bytes - RDMIG_HEADER_SIZE, payload});
-	return ret ? -1 : now_us() - t0;
+	return ret ? -1 : bench_now_us() - t0;
+}
+
+static void finish_conn(struct rdmig_conn *c)
+{
+	/* ends the server's thread for this connection */
+	rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
+	rdmig_conn_destroy(c);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -209,110 +243,286 @@ static void print_samples_json(FILE *f, const double *v, size_t n)
 	fprintf(f, "]");
 }
 
-static int cmd_latency(const char *addr, long iters, long warmup, long rounds, const char *json_path)
+static void print_class_json(FILE *f, size_t k, const struct msg_class *cls, uint32_t granted,
+			     const struct summary s[2], double *const samples[2], const size_t n[2],
+			     const double *round_ratio, long rounds)
 {
 	static const char *mode_name[2] = {"auto", "off"};
+
+	fprintf(f, "%s\n {\"class\": \"%s\", \"bytes\": %u, \"round_trip\": %s, \"inline_auto\": %s, "
+		   "\"ratio_p50\": %.4f, \"ratio_p99\": %.4f, \"ratio_p999\": %.4f, \"ratio_mean\": %.4f",
+		k ? "," : "", cls->name, cls->bytes, cls->round_trip ? "true" : "false",
+		cls->bytes <= granted ? "true" : "false", s[0].p50 / s[1].p50, s[0].p99 / s[1].p99,
+		s[0].p999 / s[1].p999, s[0].mean / s[1].mean);
+	fprintf(f, ", \"round_ratios_p50\": [");
+	for (long r = 0; r < rounds; r++)
+		fprintf(f, "%s%.4f", r ? "," : "", round_ratio[r]);
+	fprintf(f, "]");
+	for (int m = 0; m < 2; m++) {
+		fprintf(f, ", \"%s\": {\"p50\": %.2f, \"p99\": %.2f, \"p999\": %.2f, \"mean\": %.2f, "
+			   "\"n\": %zu, \"sorted_every_10th\": ",
+			mode_name[m], s[m].p50, s[m].p99, s[m].p999, s[m].mean, n[m]);
+		print_samples_json(f, samples[m], n[m]);
+		fprintf(f, "}");
+	}
+	fprintf(f, "}");
+}
+
+/* The median of the n values at v, which must not be reordered (scratch
+ * holds n values). */
+static double median_of(const double *v, size_t n, double *scratch)
+{
+	memcpy(scratch, v, n * sizeof(*v));
+	qsort(scratch, n, sizeof(*scratch), cmp_double);
+	return scratch[n / 2];
+}
+
+/*
+ * Warm up, then measure one class on both connections, interleaved.
+ * round_ratio[r] is auto's median over inline 0's in round r: the spread
+ * of these says how much of a difference is noise (an emulated guest on a
+ * shared host drifts by more than inline can change).
+ */
+static int measure_class(const struct bench_args *a, struct rdmig_conn *c[2],
+			 const struct msg_class *k, const uint8_t *payload, double *samples[2],
+			 size_t n[2], double *round_ratio, double *scratch)
+{
+	long per_round = a->iters / a->rounds;
+
+	n[0] = n[1] = 0;
+	for (int m = 0; m < 2; m++) /* warm-up, not recorded */
+		for (long i = 0; i < a->warmup; i++)
+			if (one_op(c[m], k, payload) < 0)
+				return bench_die("warm-up", rdmig_conn_errmsg(c[m]));
+	for (long r = 0; r < a->rounds; r++) {
+		double p50[2];
+
+		for (int m = 0; m < 2; m++) { /* A B A B ... */
+			for (long i = 0; i < per_round; i++) {
+				double us = one_op(c[m], k, payload);
+				if (us < 0)
+					return bench_die(k->name, rdmig_conn_errmsg(c[m]));
+				samples[m][n[m]++] = us;
+			}
+			p50[m] = median_of(samples[m] + n[m] - per_round, (size_t)per_round, scratch);
+		}
+		round_ratio[r] = p50[0] / p50[1];
+	}
+	return 0;
+}
+
+static int cmd_latency(const struct bench_args *a)
+{
+	static const char *mode_name[2] = {"auto", "off"};
+	struct bench_args am[2] = {*a, *a};
 	struct rdmig_conn *c[2] = {0};
 	struct rdmig_inline_info inl[2];
+	struct rdmig_opts o;
 	uint8_t *payload = calloc(1, 32768);
-	double *samples[2];
-	FILE *json = json_path ? fopen(json_path, "w") : NULL;
-	long per_round = iters / rounds;
+	double *samples[2] = {calloc((size_t)a->iters, sizeof(double)),
+			      calloc((size_t)a->iters, sizeof(double))};
+	double *round_ratio = calloc((size_t)a->rounds, sizeof(double));
+	double *scratch = calloc((size_t)a->iters, sizeof(double));
+	FILE *json = a->json ? fopen(a->json, "w") : NULL;
+	int ret = 1;
 
-	if (!payload || connect_to(addr, RDMIG_INLINE_AUTO, &c[0]) || connect_to(addr, 0, &c[1]))
-		return 1;
+	am[0].inline_request = RDMIG_INLINE_AUTO;
+	am[1].inline_request = 0;
+	if (!payload || !samples[0] || !samples[1] || !round_ratio || !scratch ||
+	    (a->json && !json))
+		goto out;
 	for (int m = 0; m < 2; m++) {
+		bench_opts(&am[m], &o);
+		if (bench_connect(&am[m], &o, &c[m]))
+			goto out;
 		rdmig_conn_inline(c[m], &inl[m]);
-		samples[m] = calloc((size_t)iters, sizeof(double));
 	}
 	printf("# device %s, inline auto granted %u (asked %u, %u tries); inline off granted %u\n",
 	       rdmig_conn_device(c[0]), inl[0].granted, inl[0].asked, inl[0].tries, inl[1].granted);
 	printf("%-24s %6s %9s %9s %9s %9s %9s\n", "class", "inline", "p50 us", "p99 us", "p99.9 us",
 	       "mean us", "auto/off");
 	if (json)
-		fprintf(json, "{\"device\": \"%s\", \"granted_auto\": %u, \"classes\": [",
-			rdmig_conn_device(c[0]), inl[0].granted);
+		fprintf(json, "{\"device\": \"%s\", \"granted_auto\": %u, \"granted_off\": %u, "
+			      "\"iters\": %ld, \"warmup\": %ld, \"rounds\": %ld, \"spin_us\": %d, "
+			      "\"classes\": [",
+			rdmig_conn_device(c[0]), inl[0].granted, inl[1].granted, a->iters, a->warmup,
+			a->rounds, a->spin_us);
 	for (size_t k = 0; k < NCLASSES; k++) {
 		struct summary s[2];
-		size_t n[2] = {0, 0};
+		size_t n[2];
 
-		for (int m = 0; m < 2; m++) /* warm-up, not recorded */
-			for (long i = 0; i < warmup; i++)
-				if (one_op(c[m], &classes[k], payload) < 0)
-					return die("warm-up", rdmig_conn_errmsg(c[m]));
-		for (long r = 0; r < rounds; r++)
-			for (int m = 0; m < 2; m++) /* A B A B ... */
-				for (long i = 0; i < per_round; i++) {
-					double us = one_op(c[m], &classes[k], payload);
-					if (us < 0)
-						return die(classes[k].name, rdmig_conn_errmsg(c[m]));
-					samples[m][n[m]++] = us;
-				}
+		if (measure_class(a, c, &classes[k], payload, samples, n, round_ratio, scratch))
+			goto out;
 		for (int m = 0; m < 2; m++) {
 			s[m] = summarize(samples[m], n[m]);
 			printf("%-24s %6s %9.1f %9.1f %9.1f %9.1f", classes[k].name, mode_name[m],
 			       s[m].p50, s[m].p99, s[m].p999, s[m].mean);
 			printf(m ? " %9.3f\n" : "\n", s[0].p50 / s[1].p50);
 		}
-		if (json) {
-			fprintf(json, "%s\n {\"class\": \"%s\", \"bytes\": %u, \"round_trip\": %s, "
-				      "\"inline_auto\": %s, \"ratio_p50\": %.4f, \"ratio_mean\": %.4f",
-				k ? "," : "", classes[k].name, classes[k].bytes,
-				classes[k].round_trip ? "true" : "false",
-				classes[k].bytes <= inl[0].granted ? "true" : "false",
-				s[0].p50 / s[1].p50, s[0].mean / s[1].mean);
-			for (int m = 0; m < 2; m++) {
-				fprintf(json, ", \"%s\": {\"p50\": %.2f, \"p99\": %.2f, \"p999\": %.2f, "
-					      "\"mean\": %.2f, \"n\": %zu, \"sorted_every_10th\": ",
-					mode_name[m], s[m].p50, s[m].p99, s[m].p999, s[m].mean, n[m]);
-				print_samples_json(json, samples[m], n[m]);
-				fprintf(json, "}");
-			}
-			fprintf(json, "}");
-		}
+		if (json)
+			print_class_json(json, k, &classes[k], inl[0].granted, s, samples, n,
+					 round_ratio, a->rounds);
 	}
-	if (json) {
+	if (json)
 		fprintf(json, "\n]}\n");
+	ret = 0;
+out:
+	if (json)
 		fclose(json);
-	}
 	for (int m = 0; m < 2; m++) {
-		rdmig_send(c[m], &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
-		rdmig_conn_destroy(c[m]);
+		if (c[m])
+			finish_conn(c[m]);
 		free(samples[m]);
 	}
+	free(round_ratio);
+	free(scratch);
 	free(payload);
-	return 0;
+	return ret;
 }
 
-/* The instruction-count harness: the same message, count times. */
-static int cmd_cost(const char *addr, int inline_request, long bytes, long count)
+/*
+ * The instruction-count harness: one message per call of send_one, which
+ * callgrind counts alone (--toggle-collect=send_one --dump-after=send_one
+ * gives one count per message).  Before each call the harness sleeps
+ * until the peer's READY credit (and, on the copy path, the previous
+ * send's completion) has surely arrived, so a count holds the work of one
+ * message - posting it, taking the credit, reaping completions - and no
+ * idle polling, whose length would depend on timing.  A round trip still
+ * waits for its reply inside the call: that wait is part of it.
+ */
+static __attribute__((noinline)) int send_one(struct rdmig_conn *c, const struct msg_class *k,
+					      const uint8_t *payload)
+{
+	return one_op(c, k, payload) < 0 ? -1 : 0;
+}
+
+static int cmd_cost(const struct bench_args *a)
 {
 	static const struct msg_class rtt = {"register", 40, 1};
-	struct msg_class k = {"cost", (uint32_t)bytes, 0};
+	const struct timespec settle = {0, 3 * 1000 * 1000};
+	struct msg_class k = {"cost", (uint32_t)a->bytes, 0};
 	struct rdmig_conn *c = NULL;
-	uint8_t *payload = calloc(1, (size_t)bytes + 1);
+	struct rdmig_opts o;
+	uint8_t *payload = calloc(1, (size_t)a->bytes + 1);
+	int ret = 1;
 
-	if (!payload || connect_to(addr, inline_request, &c))
-		return 1;
-	for (long i = 0; i < count; i++)
-		if (one_op(c, bytes == 0 ? &rtt : &k, payload) < 0)
-			return die("cost", rdmig_conn_errmsg(c));
-	rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
-	rdmig_conn_destroy(c);
+	bench_opts(a, &o);
+	if (payload && !bench_connect(a, &o, &c)) {
+		ret = 0;
+		for (long i = 0; i < a->count && !ret; i++) {
+			nanosleep(&settle, NULL);
+			ret = send_one(c, a->bytes == 0 ? &rtt : &k, payload);
+		}
+		if (ret)
+			bench_die("cost", rdmig_conn_errmsg(c));
+		finish_conn(c);
+	}
 	free(payload);
-	return 0;
+	return ret ? 1 : 0;
 }
+
+/* ---------------------------------------------------------- footprint -- */
+
+/* A "Name:   123 kB" line of /proc/self/status, in bytes (0 if absent). */
+static unsigned long long status_bytes(const char *name)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	size_t len = strlen(name);
+	unsigned long long kb = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ':') {
+			kb = strtoull(line + len + 1, NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+
+/* Bytes of this process's mappings of the verbs device (queues, CQs). */
+static unsigned long long uverbs_mapped_bytes(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long long total = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		if (strstr(line, "/dev/infiniband/uverbs") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+			total += hi - lo;
+	}
+	if (f)
+		fclose(f);
+	return total;
+}
+
+static int cmd_footprint(const struct bench_args *a)
+{
+	static const char *mode_name[2] = {"auto", "off"};
+	struct bench_args am[2] = {*a, *a};
+	struct rdmig_conn *c[2] = {0};
+	unsigned long long pinned[2], mapped[2];
+	struct rdmig_inline_info inl[2];
+	struct rdmig_opts o;
+	FILE *json = a->json ? fopen(a->json, "w") : NULL;
+	int ret = 1;
+
+	am[0].inline_request = RDMIG_INLINE_AUTO;
+	am[1].inline_request = 0;
+	if (a->json && !json)
+		return bench_die("footprint", "cannot write the JSON file");
+	for (int m = 0; m < 2; m++) {
+		unsigned long long pin0 = status_bytes("VmPin"), map0 = uverbs_mapped_bytes();
+
+		bench_opts(&am[m], &o);
+		if (bench_connect(&am[m], &o, &c[m]))
+			goto out;
+		pinned[m] = status_bytes("VmPin") - pin0;
+		mapped[m] = uverbs_mapped_bytes() - map0;
+		rdmig_conn_inline(c[m], &inl[m]);
+	}
+	printf("%-8s %6s %8s %14s %16s\n", "device", "inline", "granted", "pinned bytes",
+	       "queue map bytes");
+	for (int m = 0; m < 2; m++)
+		printf("%-8s %6s %8u %14llu %16llu\n", rdmig_conn_device(c[m]), mode_name[m],
+		       inl[m].granted, pinned[m], mapped[m]);
+	if (json) {
+		fprintf(json, "{\"device\": \"%s\", \"connections\": [", rdmig_conn_device(c[0]));
+		for (int m = 0; m < 2; m++)
+			fprintf(json, "%s{\"inline\": \"%s\", \"granted\": %u, \"pinned_bytes\": %llu, "
+				      "\"queue_mapped_bytes\": %llu}",
+				m ? ", " : "", mode_name[m], inl[m].granted, pinned[m], mapped[m]);
+		fprintf(json, "]}\n");
+	}
+	ret = 0;
+out:
+	if (json)
+		fclose(json);
+	for (int m = 0; m < 2; m++)
+		if (c[m])
+			finish_conn(c[m]);
+	return ret;
+}
+
+/* -------------------------------------------------------------- main -- */
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: rdmig-bench server --listen ADDR:PORT [--conns N]\n"
-			"       rdmig-bench latency --to ADDR:PORT [--iters N] [--warmup N] "
-			"[--rounds N] [--json FILE] [--spin US]\n"
-			"       rdmig-bench cost --to ADDR:PORT --inline auto|0 --bytes B "
-			"(0: register round trip) --count N\n");
+	fprintf(stderr,
+		"usage: rdmig-bench server --listen ADDR:PORT [--conns N] [--spin US]\n"
+		"       rdmig-bench latency --to ADDR:PORT [--iters N] [--warmup N] [--rounds N]\n"
+		"                           [--json FILE] [--spin US]\n"
+		"       rdmig-bench cost --to ADDR:PORT --inline auto|0 --bytes B (0: register\n"
+		"                        round trip) --count N [--spin US]\n"
+		"       rdmig-bench footprint --to ADDR:PORT [--json FILE]   (server --conns 2)\n"
+		"       rdmig-bench bulk-recv --listen ADDR:PORT --file F [--pin-all] [--json FILE]\n"
+		"       rdmig-bench bulk-send --to ADDR:PORT --file F [--pin-all] [--json FILE]\n"
+		"                             [--hash none|inline|thread]\n");
 }
 
-int main(int argc, char **argv)
+static int parse_args(int argc, char **argv, struct bench_args *a)
 {
 	static const struct option lo[] = {
 		{"listen", required_argument, NULL, 'l'}, {"to", required_argument, NULL, 't'},
@@ -320,42 +530,74 @@ int main(int argc, char **argv)
 		{"warmup", required_argument, NULL, 'w'}, {"rounds", required_argument, NULL, 'r'},
 		{"json", required_argument, NULL, 'j'},   {"inline", required_argument, NULL, 'i'},
 		{"bytes", required_argument, NULL, 'b'},  {"count", required_argument, NULL, 'k'},
-		{"spin", required_argument, NULL, 's'},   {NULL, 0, NULL, 0}};
-	const char *addr = NULL, *json = NULL;
-	long iters = 2000, warmup = 200, rounds = 10, conns = 2, bytes = 40, count = 1000;
-	int inline_request = RDMIG_INLINE_AUTO, c;
+		{"spin", required_argument, NULL, 's'},   {"file", required_argument, NULL, 'f'},
+		{"pin-all", no_argument, NULL, 'P'},      {"hash", required_argument, NULL, 'H'},
+		{NULL, 0, NULL, 0}};
+	int c;
 
-	if (argc < 2) {
-		usage();
-		return 2;
-	}
+	*a = (struct bench_args){.iters = 2000, .warmup = 200, .rounds = 10, .conns = 2,
+				 .bytes = 40, .count = 1000, .inline_request = RDMIG_INLINE_AUTO,
+				 .spin_us = -1};
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'l': case 't': addr = optarg; break;
-		case 'c': conns = atol(optarg); break;
-		case 'n': iters = atol(optarg); break;
-		case 'w': warmup = atol(optarg); break;
-		case 'r': rounds = atol(optarg); break;
-		case 'j': json = optarg; break;
-		case 'i': inline_request = strcmp(optarg, "auto") ? atoi(optarg) : RDMIG_INLINE_AUTO; break;
-		case 'b': bytes = atol(optarg); break;
-		case 'k': count = atol(optarg); break;
-		case 's': spin_us = atoi(optarg); break;
-		default: usage(); return 2;
+		case 'l': case 't': a->addr = optarg; break;
+		case 'c': a->conns = atol(optarg); break;
+		case 'n': a->iters = atol(optarg); break;
+		case 'w': a->warmup = atol(optarg); break;
+		case 'r': a->rounds = atol(optarg); break;
+		case 'j': a->json = optarg; break;
+		case 'i':
+			a->inline_request = strcmp(optarg, "auto") ? atoi(optarg) : RDMIG_INLINE_AUTO;
+			break;
+		case 'b': a->bytes = atol(optarg); break;
+		case 'k': a->count = atol(optarg); break;
+		case 's': a->spin_us = atoi(optarg); break;
+		case 'f': a->file = optarg; break;
+		case 'P': a->pin_all = 1; break;
+		case 'H':
+			a->hash = !strcmp(optarg, "inline")   ? BENCH_HASH_INLINE
+				  : !strcmp(optarg, "thread") ? BENCH_HASH_THREAD
+				  : !strcmp(optarg, "none")   ? BENCH_HASH_NONE
+							      : -1;
+			if (a->hash < 0)
+				return -1;
+			break;
+		default: return -1;
 		}
 	}
-	if (!addr || conns < 1 || conns > MAX_CONNS || iters < 10 || rounds < 1 || rounds > iters ||
-	    warmup < 0 || count < 1 || (bytes && (bytes < 16 || bytes > 32768 + 16))) {
+	if (optind != argc || !a->addr || a->conns < 1 || a->conns > MAX_CONNS || a->iters < 10 ||
+	    a->rounds < 1 || a->rounds > a->iters || a->warmup < 0 || a->count < 1 ||
+	    (a->bytes && (a->bytes < 16 || a->bytes > 32768 + 16)))
+		return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(const struct bench_args *a);
+		int needs_file;
+	} cmds[] = {
+		{"server", cmd_server, 0},	    {"latency", cmd_latency, 0},
+		{"cost", cmd_cost, 0},		    {"footprint", cmd_footprint, 0},
+		{"bulk-send", bench_bulk_send, 1}, {"bulk-recv", bench_bulk_recv, 1},
+	};
+	struct bench_args a;
+
+	if (argc < 2 || parse_args(argc, argv, &a)) {
 		usage();
 		return 2;
 	}
-	if (!strcmp(argv[1], "server"))
-		return cmd_server(addr, (int)conns);
-	if (!strcmp(argv[1], "latency"))
-		return cmd_latency(addr, iters, warmup, rounds, json);
-	if (!strcmp(argv[1], "cost"))
-		return cmd_cost(addr, inline_request, bytes, count);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name)) {
+			if (cmds[i].needs_file && !a.file) {
+				usage();
+				return 2;
+			}
+			return cmds[i].run(&a);
+		}
 	usage();
 	return 2;
 }

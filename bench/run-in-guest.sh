@@ -1,110 +1,338 @@
 #!/bin/bash
-# bench/run-in-guest.sh BUILD OUT - every rdmig benchmark, inside ONE boot of
+# bench/run-in-guest.sh BUILD OUT - every rdmig benchmark inside ONE boot of
 # the test guest (scripts/bench starts it), so the ratios compare runs on the
-# same devices, kernel and load.  Writes OUT/*.json and OUT/summary.txt.
+# same devices, kernel and load.  Writes OUT/*.json, OUT/*.txt and
+# OUT/summary.txt; bench/report.py turns them into bench.json and the goals.
 #
-#   1. footprint: rdmig probe --json (granted inline, queue bytes per request)
-#   2. control-plane latency: inline auto vs off, interleaved, per class
+#   1. footprint: rdmig probe --json (granted inline, queue bytes per
+#      request) and rdmig-bench footprint (pinned bytes per connection)
+#   2. control-plane latency: inline auto vs 0, interleaved in blocks of 25
+#      operations (A B A B ...), per class
 #   3. CPU cost: sender instructions per message (callgrind), per class/mode
-#   4. bulk: rdmig send -> recv, 512 MiB random and half-zero, dynamic and
-#      pin-all, next to ib_write_bw on the same device
+#   4. bulk: one RAM block of random and of half-zero content, dynamic and
+#      pin-all: rdmig-bench bulk (the engine alone), rdmig send -> recv (the
+#      tool, SHA-256 in line) and QEMU -> QEMU over RDMA (a stopped VM whose
+#      RAM file holds the same bytes), next to ib_write_bw on the device
+#
+# Knobs (environment): RDMIG_BENCH_BULK_MIB (512), RDMIG_BENCH_ITERS (3000),
+# RDMIG_BENCH_COST_COUNT (200), RDMIG_BENCH_SPIN (3000 us),
+# RDMIG_BENCH_PARTS ("footprint latency cost bulk"), RDMIG_BENCH_DEVICES
+# ("rxe siw").  Every process runs under `timeout`; a part that fails is
+# recorded as failed and the others still run.
 set -uo pipefail
-BUILD=${1:?build dir}
+BUILD=$(cd "${1:?build dir}" && pwd)
 OUT=${2:?output dir}
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PY=/usr/bin/python3
+QMP="$ROOT/tests/interop/qmp.py"
 SUMMARY=$OUT/summary.txt
-: >"$SUMMARY"
-note() { echo "$*" | tee -a "$SUMMARY"; }
-PORT=19100
 SPIN=${RDMIG_BENCH_SPIN:-3000}
 BULK_MIB=${RDMIG_BENCH_BULK_MIB:-512}
+ITERS=${RDMIG_BENCH_ITERS:-3000}
+COST_COUNT=${RDMIG_BENCH_COST_COUNT:-200}
+PARTS=${RDMIG_BENCH_PARTS:-footprint latency cost bulk}
+DEVICES=${RDMIG_BENCH_DEVICES:-rxe siw}
+PORT=19100
+: >"$SUMMARY"
 
-note "# rdmig benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), guest $(uname -r), $(nproc) vCPUs"
+note() { echo "$*" | tee -a "$SUMMARY"; }
+want() { [[ " $PARTS " == *" $1 "* ]]; }
+dev_ip() { eval echo "\$RDMAVM_${1^^}_IP"; }
+next_port() { PORT=$((PORT + 1)); }
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
-# ---------------------------------------------------------------- 1 --
-"$BUILD/rdmig" probe --json >"$OUT/probe.json"
-"$BUILD/rdmig" probe | tee -a "$SUMMARY"
+# wait_listening FILE PID: until a server wrote its "listening" line
+wait_listening() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q 'listening on' "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
 
-# ---------------------------------------------------------------- 2 --
-for dev in rxe siw; do
-	ip=$(eval echo "\$RDMAVM_${dev^^}_IP")
-	"$BUILD/rdmig-bench" server --listen "$ip:$PORT" --conns 2 --spin "$SPIN" &
-	"$BUILD/rdmig-bench" latency --to "$ip:$PORT" --iters "${RDMIG_BENCH_ITERS:-3000}" \
-		--warmup 300 --rounds 10 --spin "$SPIN" --json "$OUT/latency_$dev.json" | tee -a "$SUMMARY"
-	wait
-	PORT=$((PORT + 1))
-done
+# json_num FILE KEY: the first number under "KEY"
+json_num() { grep -o "\"$2\": *[0-9.]*" "$1" 2>/dev/null | head -n1 | sed 's/.*: *//'; }
 
-# ---------------------------------------------------------------- 3 --
-# Instructions of post_control (the work of putting one message on the
-# wire, our code + the provider's user-space post) per message.  bytes 0 =
-# the REGISTER request of a round trip.
-echo '{"cost": [' >"$OUT/cost.json"
-first=1
-for dev in rxe siw; do
-	ip=$(eval echo "\$RDMAVM_${dev^^}_IP")
-	for bytes in 16 32 40 336 4112 0; do
-		for mode in auto 0; do
-			"$BUILD/rdmig-bench" server --listen "$ip:$PORT" --conns 1 --spin 0 &
-			cg=$OUT/callgrind.$dev.$mode.$bytes
-			valgrind --tool=callgrind --callgrind-out-file="$cg" --collect-atstart=no \
-				--toggle-collect=post_control "$BUILD/rdmig-bench" cost --to "$ip:$PORT" \
-				--inline "$mode" --bytes "$bytes" --count 500 --spin 0 >/dev/null 2>&1
-			wait
-			PORT=$((PORT + 1))
-			ir=$(sed -n 's/^summary: *//p;s/^totals: *//p' "$cg" | head -n1)
-			# 500 messages plus the final REGISTER_FINISHED
-			per=$(awk -v t="${ir:-0}" 'BEGIN { printf "%.1f", t / 501 }')
-			[ $first = 1 ] || echo ',' >>"$OUT/cost.json"
-			first=0
-			printf '{"device": "%s", "bytes": %s, "inline": "%s", "instructions_per_message": %s}' \
-				"$dev" "$bytes" "$mode" "$per" >>"$OUT/cost.json"
-			note "cost $dev bytes=$bytes inline=$mode instructions/message=$per"
+note "# rdmig benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), guest $(uname -r), $(nproc) vCPUs," \
+	"$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo) MiB; guest load $(loadavg)"
+cat >"$OUT/guest.json" <<EOF
+{"date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "kernel": "$(uname -r)", "vcpus": $(nproc),
+ "loadavg_start": "$(loadavg)", "bulk_mib": $BULK_MIB, "iters": $ITERS,
+ "cost_count": $COST_COUNT, "spin_us": $SPIN, "qemu": "$(qemu-system-x86_64 --version | head -n1)",
+ "perftest": "$(dpkg-query -W -f='${Version}' perftest 2>/dev/null)"}
+EOF
+
+# ----------------------------------------------------------- 1 footprint --
+footprint() {
+	local dev ip
+	timeout 120 "$BUILD/rdmig" probe --json >"$OUT/probe.json"
+	timeout 120 "$BUILD/rdmig" probe | tee -a "$SUMMARY"
+	for dev in $DEVICES; do
+		ip=$(dev_ip "$dev")
+		timeout 120 "$BUILD/rdmig-bench" server --listen "$ip:$PORT" --conns 2 \
+			2>"$OUT/footprint_$dev.server.err" &
+		local spid=$!
+		wait_listening "$OUT/footprint_$dev.server.err" $spid
+		timeout 120 "$BUILD/rdmig-bench" footprint --to "$ip:$PORT" \
+			--json "$OUT/footprint_$dev.json" | tee -a "$SUMMARY"
+		wait $spid
+		next_port
+	done
+}
+
+# ------------------------------------------------------------- 2 latency --
+latency() {
+	local dev ip spid
+	for dev in $DEVICES; do
+		ip=$(dev_ip "$dev")
+		timeout 1800 "$BUILD/rdmig-bench" server --listen "$ip:$PORT" --conns 2 --spin "$SPIN" \
+			2>"$OUT/latency_$dev.server.err" &
+		spid=$!
+		wait_listening "$OUT/latency_$dev.server.err" $spid
+		timeout 1800 "$BUILD/rdmig-bench" latency --to "$ip:$PORT" --iters "$ITERS" \
+			--warmup $((ITERS / 10)) --rounds $((ITERS / 25)) --spin "$SPIN" \
+			--json "$OUT/latency_$dev.json" | tee -a "$SUMMARY"
+		wait $spid
+		next_port
+	done
+}
+
+# ---------------------------------------------------------------- 3 cost --
+# cg_inclusive FILE FUNCTION: the inclusive instruction count of FUNCTION
+# in a callgrind profile (the largest entry of that name: inlined parts of
+# a function are listed apart, their cost is inside the caller's entry)
+cg_inclusive() {
+	callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
+		awk -v f=":$2 " '{ l = $0 " " } index(l, f) { gsub(",", "", $1); if ($1 + 0 > m) m = $1 + 0 }
+			END { print m + 0 }'
+}
+
+# cg_per_message PREFIX: "median mean min max n" of the instruction counts
+# of the dumps PREFIX.N (one per message)
+cg_per_message() {
+	local f
+	for f in "$1".[0-9]*; do
+		sed -n 's/^summary: *//p;s/^totals: *//p' "$f" | head -n1
+	done | sort -n | awk '{ v[NR] = $1; s += $1 }
+		END { if (!NR) { print "0 0 0 0 0"; exit }
+		      printf "%d %.1f %d %d %d\n", v[int((NR + 1) / 2)], s / NR, v[1], v[NR], NR }'
+}
+
+# Instructions the sender executes in user space for one control message
+# (one call of send_one: taking the READY credit, posting the message,
+# reaping completions; the harness lets the credit arrive first, so no idle
+# polling is counted), and the part that posts it (post_control).  One
+# callgrind dump per message; the median is reported.  bytes 0 =
+# REGISTER_REQUEST -> REGISTER_RESULT round trips (their wait is counted).
+cost() {
+	local dev ip bytes mode cg spid rc stats post first=1 mid
+	# the dumps (one per message) stay in the guest's memory: writing them
+	# through the shared folder would take longer than the runs
+	local cgdir
+	cgdir=$(mktemp -d /tmp/rdmig-callgrind.XXXXXX)
+	mkdir -p "$OUT/callgrind"
+	echo '{"count": '"$COST_COUNT"', "cost": [' >"$OUT/cost.json"
+	for dev in $DEVICES; do
+		ip=$(dev_ip "$dev")
+		for bytes in 16 32 40 336 4112 32784 0; do
+			for mode in auto 0; do
+				cg=$cgdir/$dev.$mode.$bytes
+				timeout 300 "$BUILD/rdmig-bench" server --listen "$ip:$PORT" --conns 1 --spin 0 \
+					2>"$cg.server.err" &
+				spid=$!
+				wait_listening "$cg.server.err" $spid
+				timeout 900 valgrind --tool=callgrind --callgrind-out-file="$cg" \
+					--collect-atstart=no --toggle-collect=send_one --dump-after=send_one \
+					"$BUILD/rdmig-bench" cost --to "$ip:$PORT" --inline "$mode" --bytes "$bytes" \
+					--count "$COST_COUNT" --spin 0 >"$cg.log" 2>&1
+				rc=$?
+				wait $spid
+				next_port
+				stats=$(cg_per_message "$cg")
+				# post_control does the same work every time: one dump shows it
+				mid=$cg.$((COST_COUNT / 2))
+				post=$(cg_inclusive "$mid" post_control)
+				# keep one profile per run to look into; drop the rest
+				[ -f "$mid" ] && mv "$mid" "$OUT/callgrind/${cg##*/}.sample"
+				mv "$cg.log" "$cg.server.err" "$OUT/callgrind/" 2>/dev/null
+				rm -f "$cg".[0-9]* "$cg"
+				[ $first = 1 ] || echo ',' >>"$OUT/cost.json"
+				first=0
+				# shellcheck disable=SC2086 # stats: five numbers
+				set -- $stats
+				printf '{"device": "%s", "bytes": %s, "inline": "%s", "rc": %d, "instructions_per_message": %s, "mean": %s, "min": %s, "max": %s, "messages": %s, "post_instructions_per_message": %s}' \
+					"$dev" "$bytes" "$mode" "$rc" "$1" "$2" "$3" "$4" "$5" "${post:-0}" >>"$OUT/cost.json"
+				note "cost $dev bytes=$bytes inline=$mode rc=$rc instructions/message:" \
+					"median $1 (mean $2, min $3, max $4, n $5), post_control $post"
+			done
 		done
 	done
-done
-echo ']}' >>"$OUT/cost.json"
+	echo ']}' >>"$OUT/cost.json"
+	rm -rf "$cgdir"
+}
 
-# ---------------------------------------------------------------- 4 --
-DATA=$(mktemp -d /tmp/rdmig-bench.XXXXXX)
-head -c $((BULK_MIB << 20)) /dev/urandom >"$DATA/random.img"
-# half-zero: random first half, zero second half
-head -c $((BULK_MIB << 19)) /dev/urandom >"$DATA/halfzero.img"
-truncate -s $((BULK_MIB << 20)) "$DATA/halfzero.img"
-echo '{"bulk": [' >"$OUT/bulk.json"
-first=1
-for dev in rxe siw; do
-	ip=$(eval echo "\$RDMAVM_${dev^^}_IP")
-	# the device's ceiling: perftest's RDMA WRITE bandwidth, 1 MiB messages
-	ib_write_bw -d "${dev}0" -F -s 1048576 -n 400 -R >"$OUT/ib_write_bw_$dev.server" 2>&1 &
-	sleep 1
-	ib_write_bw -d "${dev}0" -F -s 1048576 -n 400 -R "$ip" >"$OUT/ib_write_bw_$dev.txt" 2>&1
-	wait
-	bw=$(awk '/^ *1048576/ {print $4}' "$OUT/ib_write_bw_$dev.txt" | tail -n1)
-	note "ib_write_bw $dev: ${bw:-?} MB/s (BW average, 1 MiB messages)"
-	for img in random halfzero; do
-		for reg in dynamic pin-all; do
-			flag=; [ $reg = pin-all ] && flag=--pin-all
-			rm -rf "$DATA/out"
-			"$BUILD/rdmig" recv --listen "$ip:$PORT" --out "$DATA/out" $flag --json \
-				>"$OUT/recv_${dev}_${img}_$reg.json" 2>"$OUT/recv_${dev}_${img}_$reg.err" &
-			sleep 0.5
-			"$BUILD/rdmig" send --to "$ip:$PORT" $flag --json "$DATA/$img.img" \
-				>"$OUT/send_${dev}_${img}_$reg.json" 2>"$OUT/send_${dev}_${img}_$reg.err"
-			src=$?
-			wait $!
-			rrc=$?
-			PORT=$((PORT + 1))
-			[ $first = 1 ] || echo ',' >>"$OUT/bulk.json"
-			first=0
-			printf '{"device": "%s", "image": "%s", "registration": "%s", "send_rc": %d, "recv_rc": %d, "ib_write_bw_MBps": %s, "send": ' \
-				"$dev" "$img" "$reg" $src $rrc "${bw:-null}" >>"$OUT/bulk.json"
-			cat "$OUT/send_${dev}_${img}_$reg.json" >>"$OUT/bulk.json"
-			echo '}' >>"$OUT/bulk.json"
-			note "bulk $dev $img $reg: send rc=$src recv rc=$rrc $(grep -o '"throughput_MBps": *[0-9.]*' "$OUT/send_${dev}_${img}_$reg.json" | head -n1)"
+# ---------------------------------------------------------------- 4 bulk --
+DATA=
+QPIDS=()
+bulk_cleanup() {
+	local p
+	for p in "${QPIDS[@]}"; do kill "$p" 2>/dev/null; done
+	[ -n "$DATA" ] && rm -rf "$DATA"
+}
+trap bulk_cleanup EXIT
+
+# ib_write_bw_run DEV IP WHEN: the device's RDMA WRITE ceiling, 1 MiB
+# messages (the size of rdmig's writes), for 20 seconds; sets BW (MB/s)
+ib_write_bw_run() {
+	local dev=$1 ip=$2 out=$OUT/ib_write_bw_$1_$3 spid
+	timeout 120 ib_write_bw -d "${dev}0" -F -R -s 1048576 -D 20 -p "$PORT" \
+		>"$out.server" 2>&1 &
+	spid=$!
+	sleep 2
+	timeout 120 ib_write_bw -d "${dev}0" -F -R -s 1048576 -D 20 -p "$PORT" "$ip" >"$out.txt" 2>&1
+	wait $spid
+	next_port
+	BW=$(awk '$1 == 1048576 {print $4}' "$out.txt" | tail -n1)
+}
+
+# engine_run KIND DEV IP IMG REG: rdmig-bench bulk-recv / bulk-send; KIND
+# engine (no hashing) or hashthread (SHA-256 on a second thread)
+engine_run() {
+	local kind=$1 dev=$2 ip=$3 img=$4 reg=$5 tag=$1_$2_$4_$5 flag= hash=none rpid src rrc
+	[ "$reg" = pin-all ] && flag=--pin-all
+	[ "$kind" = hashthread ] && hash=thread
+	timeout 900 "$BUILD/rdmig-bench" bulk-recv --listen "$ip:$PORT" --file "$DATA/$img.img" $flag \
+		--json "$OUT/$tag.recv.json" 2>"$OUT/$tag.recv.err" &
+	rpid=$!
+	wait_listening "$OUT/$tag.recv.err" $rpid
+	timeout 900 "$BUILD/rdmig-bench" bulk-send --to "$ip:$PORT" --file "$DATA/$img.img" $flag \
+		--hash $hash --json "$OUT/$tag.json" 2>"$OUT/$tag.err"
+	src=$?
+	wait $rpid
+	rrc=$?
+	next_port
+	bulk_record "$kind" "$dev" "$img" "$reg" "$src" "$rrc" "$OUT/$tag.json" "$OUT/$tag.recv.json"
+}
+
+# tool_run DEV IP IMG REG: rdmig recv / rdmig send (hashes in line)
+tool_run() {
+	local dev=$1 ip=$2 img=$3 reg=$4 tag=tool_$1_$3_$4 flag= rpid src rrc
+	[ "$reg" = pin-all ] && flag=--pin-all
+	rm -rf "$DATA/out"
+	timeout 900 "$BUILD/rdmig" recv --listen "$ip:$PORT" --out "$DATA/out" $flag --json -v \
+		--timeout 600 >"$OUT/$tag.recv.json" 2>"$OUT/$tag.recv.err" &
+	rpid=$!
+	wait_listening "$OUT/$tag.recv.err" $rpid
+	timeout 900 "$BUILD/rdmig" send --to "$ip:$PORT" $flag --json --timeout 600 "$DATA/$img.img" \
+		>"$OUT/$tag.json" 2>"$OUT/$tag.err"
+	src=$?
+	wait $rpid
+	rrc=$?
+	rm -rf "$DATA/out"
+	next_port
+	bulk_record tool "$dev" "$img" "$reg" "$src" "$rrc" "$OUT/$tag.json" "$OUT/$tag.recv.json"
+}
+
+# qemu_vm TAG ARGS...: a stopped TCG QEMU with BULK_MIB of pc.ram, QMP on
+# $DATA/TAG.qmp; sets QPID
+qemu_vm() {
+	local tag=$1
+	shift
+	timeout 900 qemu-system-x86_64 -M pc,memory-backend=pc.ram -m "$BULK_MIB" -nodefaults \
+		-no-user-config -display none -accel tcg -S -qmp "unix:$DATA/$tag.qmp,server=on,wait=off" \
+		"$@" </dev/null >"$OUT/$tag.qemu.log" 2>&1 &
+	QPID=$!
+	QPIDS+=("$QPID")
+	timeout 120 "$PY" "$QMP" "$DATA/$tag.qmp" status >/dev/null
+}
+
+# qemu_run DEV IP IMG REG: QEMU -> QEMU over rdma:, the source's RAM a
+# shared file with the image's bytes; timed by QEMU (query-migrate)
+qemu_run() {
+	local dev=$1 ip=$2 img=$3 reg=$4 tag=qemu_$1_$3_$4 spid dpid mrc
+	cp "$DATA/$img.img" "$DATA/vm.ram"
+	qemu_vm "$tag-dst" -object "memory-backend-ram,id=pc.ram,size=${BULK_MIB}M" \
+		-incoming "rdma:$ip:$PORT"
+	dpid=$QPID
+	qemu_vm "$tag-src" \
+		-object "memory-backend-file,id=pc.ram,size=${BULK_MIB}M,mem-path=$DATA/vm.ram,share=on"
+	spid=$QPID
+	[ "$reg" = pin-all ] && timeout 60 "$PY" "$QMP" "$DATA/$tag-src.qmp" caps rdma-pin-all=on
+	timeout 900 "$PY" "$QMP" "$DATA/$tag-src.qmp" migrate "rdma:$ip:$PORT" 850 \
+		>"$OUT/$tag.json" 2>"$OUT/$tag.err"
+	mrc=$?
+	timeout 60 "$PY" "$QMP" "$DATA/$tag-src.qmp" quit >/dev/null 2>&1
+	timeout 60 "$PY" "$QMP" "$DATA/$tag-dst.qmp" quit >/dev/null 2>&1
+	wait "$spid" "$dpid" 2>/dev/null
+	rm -f "$DATA/vm.ram"
+	next_port
+	bulk_record qemu "$dev" "$img" "$reg" "$mrc" 0 "$OUT/$tag.json" ""
+}
+
+# bulk_record KIND DEV IMG REG RC1 RC2 SEND_JSON RECV_JSON: one bulk.json row
+BULK_FIRST=1
+bulk_record() {
+	local kind=$1 dev=$2 img=$3 reg=$4 rc1=$5 rc2=$6 sj=$7 rj=$8 secs
+	[ $BULK_FIRST = 1 ] || echo ',' >>"$OUT/bulk.json"
+	BULK_FIRST=0
+	printf '{"kind": "%s", "device": "%s", "image": "%s", "registration": "%s", "rc": %d, "peer_rc": %d, "ib_write_bw_MBps": %s, "guest_load": "%s", "result": ' \
+		"$kind" "$dev" "$img" "$reg" "$rc1" "$rc2" "${BW:-null}" "$(loadavg)" >>"$OUT/bulk.json"
+	if [ -s "$sj" ]; then tr -d '\n' <"$sj" >>"$OUT/bulk.json"; else echo -n null >>"$OUT/bulk.json"; fi
+	echo -n ', "peer": ' >>"$OUT/bulk.json"
+	if [ -n "$rj" ] && [ -s "$rj" ]; then tr -d '\n' <"$rj" >>"$OUT/bulk.json"; else echo -n null >>"$OUT/bulk.json"; fi
+	echo '}' >>"$OUT/bulk.json"
+	if [ "$kind" = qemu ]; then
+		secs=$(awk -v ms="$(json_num "$sj" total-time)" 'BEGIN {printf "%.2f", ms / 1000}')
+	else
+		secs=$(json_num "$sj" seconds)
+	fi
+	note "bulk $kind $dev $img $reg: rc=$rc1/$rc2 seconds=${secs:-?}" \
+		"$( [ "$kind" = tool ] && echo "(hashing $(json_num "$sj" hash_seconds) s)")"
+}
+
+bulk() {
+	local dev ip img reg
+	DATA=$(mktemp -d /tmp/rdmig-bench.XXXXXX)
+	# random, and half-zero (random first half, zero second half)
+	head -c $((BULK_MIB << 20)) /dev/urandom >"$DATA/random.img"
+	head -c $((BULK_MIB << 19)) /dev/urandom >"$DATA/halfzero.img"
+	truncate -s $((BULK_MIB << 20)) "$DATA/halfzero.img"
+	echo '{"bulk_mib": '"$BULK_MIB"', "bulk": [' >"$OUT/bulk.json"
+	for dev in $DEVICES; do
+		ip=$(dev_ip "$dev")
+		# the ceiling before and after the device's runs: the host's load
+		# drifts, and the mean of both is what the runs are held against
+		ib_write_bw_run "$dev" "$ip" before
+		BW_BEFORE=$BW
+		note "ib_write_bw $dev (before): ${BW:-?} MB/s (BW average, 1 MiB RDMA WRITEs, 20 s)"
+			for img in random halfzero; do
+			for reg in dynamic pin-all; do
+				engine_run engine "$dev" "$ip" "$img" "$reg"
+				[ $img = random ] && engine_run hashthread "$dev" "$ip" "$img" "$reg"
+				tool_run "$dev" "$ip" "$img" "$reg"
+				qemu_run "$dev" "$ip" "$img" "$reg"
+			done
 		done
+		ib_write_bw_run "$dev" "$ip" after
+		BW_AFTER=$BW
+		BW=
+		note "ib_write_bw $dev (after): ${BW_AFTER:-?} MB/s"
+		echo "{\"device\": \"$dev\", \"before_MBps\": ${BW_BEFORE:-null}, \"after_MBps\": ${BW_AFTER:-null}}" \
+			>"$OUT/ib_write_bw_$dev.json"
 	done
+	echo ']}' >>"$OUT/bulk.json"
+	rm -rf "$DATA"
+	DATA=
+}
+
+for part in footprint latency cost bulk; do
+	want $part || continue
+	t0=$(date +%s)
+	$part
+	note "# part $part: $(($(date +%s) - t0)) s, guest load $(loadavg)"
 done
-echo ']}' >>"$OUT/bulk.json"
-rm -rf "$DATA"
-note "# done"
+note "# done $(date -u +%H:%MZ)"

@@ -1,0 +1,39 @@
+/* bench.h - what the parts of rdmig-bench share (public API only). */
+#ifndef RDMIG_BENCH_H
+#define RDMIG_BENCH_H
+
+#include <stddef.h>
+#include "rdmig.h"
+
+/* The command line of every subcommand (unused fields keep defaults). */
+struct bench_args {
+	const char *addr;  /* --to / --listen ADDR:PORT */
+	const char *json;  /* --json FILE */
+	const char *file;  /* --file FILE (bulk) */
+	long iters, warmup, rounds, conns, bytes, count;
+	int inline_request;
+	int pin_all;
+	int hash;          /* bulk-send --hash: BENCH_HASH_* */
+	int spin_us;       /* --spin: the library's busy-poll; < 0 = its default */
+};
+
+enum { BENCH_HASH_NONE, BENCH_HASH_INLINE, BENCH_HASH_THREAD };
+
+/* Split "HOST:PORT" or "[V6]:PORT"; -1 when malformed. */
+int bench_split_addr(const char *s, char *host, size_t hl, char *port, size_t pl);
+/* Options with the benchmark's --spin and --inline applied. */
+void bench_opts(const struct bench_args *a, struct rdmig_opts *o);
+/* Connect to a->addr with o, retrying for 10 s while the server starts. */
+int bench_connect(const struct bench_args *a, const struct rdmig_opts *o, struct rdmig_conn **c);
+/* Create a listener on a->addr and accept one connection. */
+int bench_accept(const struct bench_args *a, const struct rdmig_opts *o, struct rdmig_listener **l,
+		 struct rdmig_conn **c);
+double bench_now_us(void);
+/* Print "rdmig-bench: what: msg" and return exit status 1. */
+int bench_die(const char *what, const char *msg);
+
+/* bench_bulk.c: one RAM block moved by the engine alone (no hashing). */
+int bench_bulk_send(const struct bench_args *a);
+int bench_bulk_recv(const struct bench_args *a);
+
+#endif

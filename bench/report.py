@@ -1,0 +1,383 @@
+#!/usr/bin/python3
+"""report.py OUT - read what bench/run-in-guest.sh wrote into OUT, print the
+results in perftest-like columns with the ratios the goals are about, and
+write OUT/bench.json (everything, plus the ratios and goal verdicts) and the
+data files bench/plot.sh draws (OUT/plot/*.dat).  Python 3 standard library
+only.
+
+Footprint models (send queue bytes for max_send_wr 512, max_send_sge 2, as
+rdmig creates its QP), from the providers' sources in rdma-core:
+  mlx5 (legacy RC QP):  WQE = align64(max(192 + 16 sge, 192 + align16(4 + inline)))
+                        queue = roundup_pow2(max_send_wr * WQE)
+  mlx4 (RC):            mlx4_calc_sq_wqe_size(): WQE = pow2 >= 64 of
+                        16 (ctrl) + max(48, 16 (raddr) + 16 * max(sge,
+                        align16(inline + 4 * segs) / 16)), segs = inline
+                        segments that do not cross 64 B; queue = WQE *
+                        roundup_pow2(max_send_wr + 2048 / WQE + 1)
+  irdma (gen 2, E810):  irdma_get_wqe_shift(sge + 1, inline): 64 B WQE up to
+                        39 B inline, 128 B up to 101 B, nothing above;
+                        queue = 32 B * roundup_pow2((max_send_wr << shift) + 258)
+"""
+import glob
+import json
+import os
+import sys
+
+SIZES = (0, 16, 32, 40, 64, 80, 128, 256, 512)
+WR, SGE = 512, 2
+QEMU_CONTROL_PINNED = 3 * 512 * 1024  # three 512 KiB registered control buffers
+FIXED_CLASSES = ("16B_header_only", "32B", "40B")  # what inline covers
+
+
+def pow2(x):
+    p = 1
+    while p < x:
+        p <<= 1
+    return p
+
+
+def align(x, a):
+    return (x + a - 1) // a * a
+
+
+def mlx5_sq_bytes(inline):
+    wqe = align(max(192 + 16 * SGE, 192 + align(4 + inline, 16)), 64)
+    return pow2(WR * wqe)
+
+
+def mlx4_sq_bytes(inline):
+    if inline > 1024:
+        return None
+    segs = (inline + 32 + 64 - 4 - 1) // (64 - 4)  # num_inline_segs() for RC
+    max_sge = max(align(inline + segs * 4, 16) // 16, SGE)
+    size = max(max_sge * 16 + 16, 48)  # + raddr; atomic + raddr + data at least
+    size = max(size, 32) + 16  # bind segment at least; + ctrl
+    wqe = max(64, pow2(size))
+    return wqe * pow2(WR + 2048 // wqe + 1)
+
+
+def irdma_sq_bytes(inline):
+    sge = SGE + 1  # gen 2 counts one more fragment
+    if inline > 101:
+        return None  # max_hw_inline: creation fails
+    if sge > 1 or inline > 8:
+        shift = 1 if sge < 4 and inline <= 39 else 2 if sge < 8 else 3
+    else:
+        shift = 0
+    return align(32 * pow2((WR << shift) + 258), 4096)
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("report: %s: %s\n" % (path, e))
+        return None
+
+
+def ratio(a, b):
+    return round(a / b, 4) if a and b else None
+
+
+def verdict(value, limit, at_most=True):
+    if value is None:
+        return "no data"
+    ok = value <= limit if at_most else value >= limit
+    return "met" if ok else "missed"
+
+
+# ------------------------------------------------------------------ parts --
+
+def footprint_part(out, res):
+    probe = load(os.path.join(out, "probe.json")) or []
+    rows = []
+    for n in SIZES:
+        row = {"requested": n, "mlx5_model": mlx5_sq_bytes(n), "mlx4_model": mlx4_sq_bytes(n),
+               "irdma_model": irdma_sq_bytes(n)}
+        for dev in probe:
+            r = next((r for r in dev["rows"] if r["requested"] == n), None)
+            name = dev["device"].rstrip("0123456789")
+            row[name + "_queue_bytes"] = r["queue_bytes"] if r and r["ok"] else None
+            row[name + "_granted"] = r["written_back"] if r and r["ok"] else None
+        rows.append(row)
+    conns = {}
+    for path in sorted(glob.glob(os.path.join(out, "footprint_*.json"))):
+        d = load(path)
+        if d:
+            conns[d["device"]] = d["connections"]
+    res["footprint"] = {"max_send_wr": WR, "max_send_sge": SGE, "rows": rows,
+                        "ladder": [{"device": d["device"], **d["ladder"]} for d in probe],
+                        "pinned_per_connection": conns,
+                        "qemu_control_pinned_bytes": QEMU_CONTROL_PINNED}
+    print("\n## Footprint: send queue bytes per requested inline size "
+          "(rxe/siw measured: send + receive queue mappings; others: model)")
+    hdr = ("inline", "rxe granted", "rxe bytes", "siw granted", "siw bytes", "mlx5 model",
+           "mlx4 model", "irdma model")
+    print(" ".join("%12s" % h for h in hdr))
+    for r in rows:
+        vals = (r["requested"], r.get("rxe_granted"), r.get("rxe_queue_bytes"),
+                r.get("siw_granted"), r.get("siw_queue_bytes"), r["mlx5_model"],
+                r["mlx4_model"], r["irdma_model"])
+        print(" ".join("%12s" % ("-" if v is None else v) for v in vals))
+    print("\n## Pinned memory per connection (VmPin; QEMU: %d bytes of control buffers)"
+          % QEMU_CONTROL_PINNED)
+    for dev, cs in conns.items():
+        for c in cs:
+            print("%-6s inline %-4s granted %3d: pinned %8d bytes (%.2fx QEMU), queues mapped %d"
+                  % (dev, c["inline"], c["granted"], c["pinned_bytes"],
+                     c["pinned_bytes"] / QEMU_CONTROL_PINNED, c["queue_mapped_bytes"]))
+
+
+def latency_part(out, res):
+    res["latency"] = {}
+    print("\n## Control-plane latency (us; auto = inline, off = copy; interleaved A B A B)")
+    print("(p50 a/o: ratio of the medians; rounds: median [quartiles] of the ratios of the\n"
+          " medians of each round, a round being one block of operations per mode)")
+    print("%-6s %-24s %7s %6s %9s %9s %9s %9s %8s %8s  %s" % (
+        "device", "class", "#bytes", "inline", "t_typical", "t_avg", "99%", "99.9%",
+        "p50 a/o", "avg a/o", "rounds"))
+    for path in sorted(glob.glob(os.path.join(out, "latency_*.json"))):
+        d = load(path)
+        if not d:
+            continue
+        dev = d["device"]
+        res["latency"][dev] = {k: v for k, v in d.items() if k != "classes"}
+        res["latency"][dev]["classes"] = []
+        for c in d["classes"]:
+            slim = {k: v for k, v in c.items() if k not in ("auto", "off")}
+            for m in ("auto", "off"):
+                slim[m] = {k: v for k, v in c[m].items() if k != "sorted_every_10th"}
+            rr = sorted(c.get("round_ratios_p50") or [])
+            if rr:
+                slim["round_ratio_p50_median"] = rr[len(rr) // 2]
+                slim["round_ratio_p50_q1"] = rr[len(rr) // 4]
+                slim["round_ratio_p50_q3"] = rr[len(rr) * 3 // 4]
+            res["latency"][dev]["classes"].append(slim)
+            for m in ("auto", "off"):
+                s = c[m]
+                tail = ("%8.3f %8.3f" % (c["ratio_p50"], c["ratio_mean"])) if m == "off" else ""
+                if m == "off" and rr:
+                    tail += "  %.3f [%.3f..%.3f]" % (rr[len(rr) // 2], rr[len(rr) // 4],
+                                                     rr[len(rr) * 3 // 4])
+                print("%-6s %-24s %7d %6s %9.1f %9.1f %9.1f %9.1f %s" % (
+                    dev, c["class"], c["bytes"], m, s["p50"], s["mean"], s["p99"], s["p999"],
+                    tail))
+        write_cdf(out, dev, d)
+
+
+def write_cdf(out, dev, d):
+    os.makedirs(os.path.join(out, "plot"), exist_ok=True)
+    for c in d["classes"]:
+        for m in ("auto", "off"):
+            v = c[m]["sorted_every_10th"]
+            with open(os.path.join(out, "plot", "cdf_%s_%s_%s.dat" % (dev, c["class"], m)),
+                      "w") as f:
+                for i, x in enumerate(v):
+                    f.write("%s %.5f\n" % (x, (i + 1) / len(v)))
+
+
+def cost_part(out, res):
+    d = load(os.path.join(out, "cost.json"))
+    if not d:
+        return
+    by = {}
+    for r in d["cost"]:
+        by[(r["device"], r["bytes"], r["inline"])] = r
+    rows = []
+    print("\n## Sender instructions per control message (callgrind, user space)\n"
+          "whole: median per message of everything the sender runs (take the READY credit,\n"
+          "post, reap completions; a round trip also waits for its reply); min: the fewest\n"
+          "(for a round trip: the reply was there at the first look); post: post_control")
+    print("%-6s %7s %10s %10s %7s %10s %10s %7s %10s %10s %7s" % (
+        "device", "#bytes", "whole auto", "whole 0", "ratio", "min auto", "min 0", "ratio",
+        "post auto", "post 0", "ratio"))
+    for (dev, b, m), r in sorted(by.items()):
+        if m != "auto" or (dev, b, "0") not in by:
+            continue
+        z = by[(dev, b, "0")]
+        row = {"device": dev, "bytes": b, "round_trip": b == 0,
+               "whole_auto": r["instructions_per_message"],
+               "whole_copy": z["instructions_per_message"],
+               "min_auto": r.get("min"), "min_copy": z.get("min"),
+               "mean_auto": r.get("mean"), "mean_copy": z.get("mean"),
+               "post_auto": r["post_instructions_per_message"],
+               "post_copy": z["post_instructions_per_message"],
+               "ok": r["rc"] == 0 and z["rc"] == 0}
+        row["ratio_whole"] = ratio(row["whole_auto"], row["whole_copy"])
+        row["ratio_min"] = ratio(row["min_auto"], row["min_copy"])
+        row["ratio_mean"] = ratio(row["mean_auto"], row["mean_copy"])
+        row["ratio_post"] = ratio(row["post_auto"], row["post_copy"])
+        rows.append(row)
+        print("%-6s %7s %10.1f %10.1f %7s %10s %10s %7s %10.1f %10.1f %7s%s" % (
+            dev, "RTT 40" if b == 0 else b, row["whole_auto"], row["whole_copy"],
+            row["ratio_whole"], row["min_auto"], row["min_copy"], row["ratio_min"],
+            row["post_auto"], row["post_copy"], row["ratio_post"],
+            "" if row["ok"] else "  (a run FAILED)"))
+    res["cost"] = {"count": d.get("count"), "rows": rows}
+    os.makedirs(os.path.join(out, "plot"), exist_ok=True)
+    with open(os.path.join(out, "plot", "cost.dat"), "w") as f:
+        for r in rows:
+            f.write('"%s %s" %s %s\n' % (r["device"], "RTT" if r["round_trip"] else r["bytes"],
+                                         r["whole_auto"], r["whole_copy"]))
+
+
+def ceilings(out):
+    """ib_write_bw per device: before and after the device's runs, and the
+    mean of both (what the runs are held against)."""
+    ceil = {}
+    for path in sorted(glob.glob(os.path.join(out, "ib_write_bw_*.json"))):
+        d = load(path)
+        if not d:
+            continue
+        vals = [v for v in (d.get("before_MBps"), d.get("after_MBps")) if v]
+        d["mean_MBps"] = round(sum(vals) / len(vals), 2) if vals else None
+        ceil[d["device"]] = d
+    return ceil
+
+
+def bulk_part(out, res):
+    d = load(os.path.join(out, "bulk.json"))
+    if not d:
+        return
+    ceil = ceilings(out)
+    rows = []
+    for r in d["bulk"]:
+        x = r.get("result") or {}
+        row = {k: r[k] for k in ("kind", "device", "image", "registration", "rc", "peer_rc",
+                                 "guest_load")}
+        row["ib_write_bw_MBps"] = (ceil.get(r["device"]) or {}).get("mean_MBps") \
+            or r["ib_write_bw_MBps"]
+        if r["kind"] == "qemu":
+            row["seconds"] = x.get("total-time", 0) / 1000 if x.get("status") == "completed" \
+                else None
+            row["qemu"] = {k: x.get(k) for k in ("status", "total-time", "setup-time",
+                                                  "downtime", "wall_seconds", "ram")}
+        else:
+            ok = r["rc"] == 0 and r["peer_rc"] == 0
+            row["seconds"] = x.get("seconds") if ok else None
+            row["setup_seconds"] = x.get("setup_seconds")
+            row["hash_seconds"] = x.get("hash_seconds")
+            row["register_rtt_p50_us"] = x.get("register_rtt_p50_us")
+            row["bytes_written"] = x.get("bytes_written")
+            row["bytes_compressed"] = x.get("bytes_compressed")
+            row["verified"] = (r.get("peer") or {}).get("verified")
+        row["bytes"] = d["bulk_mib"] << 20
+        row["MBps"] = round(row["bytes"] / row["seconds"] / 1e6, 2) if row["seconds"] else None
+        row["ratio_ib_write_bw"] = ratio(row["MBps"], row["ib_write_bw_MBps"])
+        rows.append(row)
+    qemu = {(r["device"], r["image"], r["registration"]): r["seconds"]
+            for r in rows if r["kind"] == "qemu"}
+    for r in rows:
+        r["ratio_qemu_time"] = ratio(r["seconds"], qemu.get((r["device"], r["image"],
+                                                              r["registration"])))
+    res["bulk"] = {"bulk_mib": d["bulk_mib"], "ib_write_bw": ceil, "rows": rows}
+    print("\n## Bulk: one %d MiB RAM block (seconds from connect to the end of the "
+          "iteration; QEMU: query-migrate total-time)" % d["bulk_mib"])
+    print("kinds: engine = rdmig-bench bulk (library only), hashthread = the same with SHA-256\n"
+          "on a second thread, tool = rdmig send -> recv (SHA-256 in line), qemu = QEMU -> QEMU")
+    print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s" % (
+        "kind", "device", "image", "reg", "seconds", "setup s", "MB/s", "/ib_wr_bw", "/QEMU t",
+        "hash s"))
+    for r in rows:
+        print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s" % (
+            r["kind"], r["device"], r["image"], r["registration"],
+            "FAILED" if r["seconds"] is None else "%.2f" % r["seconds"],
+            "%.2f" % r["setup_seconds"] if r.get("setup_seconds") is not None else "-",
+            r["MBps"], r["ratio_ib_write_bw"], r["ratio_qemu_time"],
+            "%.2f" % r["hash_seconds"] if r.get("hash_seconds") else "-"))
+    for dev, c in sorted(ceil.items()):
+        print("ib_write_bw %s: %s MB/s before, %s after, mean %s" % (
+            dev, c.get("before_MBps"), c.get("after_MBps"), c["mean_MBps"]))
+    os.makedirs(os.path.join(out, "plot"), exist_ok=True)
+    with open(os.path.join(out, "plot", "bulk.dat"), "w") as f:
+        for img in ("random", "halfzero"):
+            for dev in sorted({r["device"] for r in rows}):
+                for reg in ("dynamic", "pin-all"):
+                    get = {r["kind"]: r for r in rows if (r["device"], r["image"],
+                                                          r["registration"]) == (dev, img, reg)}
+                    if not get:
+                        continue
+                    vals = [(get.get(k) or {}).get("MBps") or 0
+                            for k in ("engine", "hashthread", "tool", "qemu")]
+                    bw = next(iter(get.values()))["ib_write_bw_MBps"] or 0
+                    f.write('"%s %s %s" %s %s %s %s %s\n' % (dev, img, reg, *vals, bw))
+
+
+def write_footprint_dat(out, res):
+    os.makedirs(os.path.join(out, "plot"), exist_ok=True)
+    with open(os.path.join(out, "plot", "footprint.dat"), "w") as f:
+        for r in res["footprint"]["rows"]:
+            vals = [r.get("rxe_queue_bytes"), r.get("siw_queue_bytes"), r["mlx5_model"],
+                    r["mlx4_model"], r["irdma_model"]]
+            f.write("%d %s\n" % (r["requested"], " ".join("NaN" if v is None else str(v)
+                                                           for v in vals)))
+
+
+# ------------------------------------------------------------------ goals --
+
+def goals(res):
+    g = {}
+    cost = [r for r in res.get("cost", {}).get("rows", [])
+            if r["round_trip"] or r["bytes"] in (16, 32, 40)]
+    worst = max((r["ratio_whole"] for r in cost if r["ratio_whole"]), default=None)
+    g["cpu_cost"] = {"goal": "sender instructions per fixed-size message, inline / copy <= 0.7",
+                     "per_class": {"%s %s" % (r["device"], "RTT" if r["round_trip"] else r["bytes"]):
+                                   {"whole": r["ratio_whole"], "min": r["ratio_min"],
+                                    "post": r["ratio_post"]}
+                                   for r in cost},
+                     "worst": worst, "verdict": verdict(worst, 0.7)}
+    lat = {}
+    for dev, d in res.get("latency", {}).items():
+        for c in d["classes"]:
+            if c["class"] == "register_round_trip":
+                lat[dev] = {"p50": c["ratio_p50"], "mean": c["ratio_mean"], "p99": c["ratio_p99"],
+                            "rounds_median": c.get("round_ratio_p50_median"),
+                            "rounds_q1": c.get("round_ratio_p50_q1"),
+                            "rounds_q3": c.get("round_ratio_p50_q3")}
+    worst = max((v["p50"] for v in lat.values()), default=None)
+    g["latency"] = {"goal": "REGISTER round trip, inline / copy <= 1.0 on rxe and siw (p50)",
+                    "per_device": lat, "worst": worst, "verdict": verdict(worst, 1.0)}
+    bulk = res.get("bulk", {}).get("rows", [])
+    bw = {"%s %s %s %s" % (r["kind"], r["device"], r["image"], r["registration"]):
+          r["ratio_ib_write_bw"] for r in bulk if r["kind"] != "qemu"}
+    eng = [r["ratio_ib_write_bw"] for r in bulk
+           if r["kind"] == "engine" and r["image"] == "random"]
+    worst = min((v for v in eng if v), default=None) if eng and all(eng) else None
+    g["bulk"] = {"goal": "random block, rdmig MB/s / ib_write_bw >= 0.9 (engine; tool listed)",
+                 "per_run": bw, "worst_engine_random": worst,
+                 "verdict": verdict(worst, 0.9, at_most=False)}
+    qt = {"%s %s %s %s" % (r["kind"], r["device"], r["image"], r["registration"]):
+          r["ratio_qemu_time"] for r in bulk if r["kind"] != "qemu"}
+    eng = [r["ratio_qemu_time"] for r in bulk if r["kind"] == "engine"]
+    worst = max(eng) if eng and all(eng) else None
+    g["qemu_time"] = {"goal": "rdmig time / QEMU time <= 0.8, same RAM (engine; tool listed)",
+                      "per_run": qt, "worst_engine": worst, "verdict": verdict(worst, 0.8)}
+    res["goals"] = g
+    print("\n## Goals")
+    for k, v in g.items():
+        w = next((v[x] for x in ("worst", "worst_engine_random", "worst_engine") if x in v), None)
+        print("%-10s %-7s worst %s  (%s)" % (k, v["verdict"], w, v["goal"]))
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write(__doc__)
+        return 2
+    out = argv[1]
+    res = {"guest": load(os.path.join(out, "guest.json")),
+           "host": load(os.path.join(out, "host.json"))}
+    footprint_part(out, res)
+    write_footprint_dat(out, res)
+    latency_part(out, res)
+    cost_part(out, res)
+    bulk_part(out, res)
+    goals(res)
+    with open(os.path.join(out, "bench.json"), "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+    print("\nwrote %s" % os.path.join(out, "bench.json"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
