@@ -15,7 +15,7 @@
 #      RAM file holds the same bytes), next to ib_write_bw on the device
 #
 # Knobs (environment): RDMIG_BENCH_BULK_MIB (512), RDMIG_BENCH_ITERS (3000),
-# RDMIG_BENCH_COST_COUNT (200), RDMIG_BENCH_SPIN (3000 us),
+# RDMIG_BENCH_COST_COUNT (60), RDMIG_BENCH_SPIN (3000 us),
 # RDMIG_BENCH_PARTS ("footprint latency cost bulk"), RDMIG_BENCH_DEVICES
 # ("rxe siw").  Every process runs under `timeout`; a part that fails is
 # recorded as failed and the others still run.
@@ -31,7 +31,7 @@ SUMMARY=$OUT/summary.txt
 SPIN=${RDMIG_BENCH_SPIN:-3000}
 BULK_MIB=${RDMIG_BENCH_BULK_MIB:-512}
 ITERS=${RDMIG_BENCH_ITERS:-3000}
-COST_COUNT=${RDMIG_BENCH_COST_COUNT:-200}
+COST_COUNT=${RDMIG_BENCH_COST_COUNT:-60}
 PARTS=${RDMIG_BENCH_PARTS:-footprint latency cost bulk}
 DEVICES=${RDMIG_BENCH_DEVICES:-rxe siw}
 PORT=19100
