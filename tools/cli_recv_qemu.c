@@ -29,79 +29,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "cli.h"
-#include "cli_qemu.h"
-#include "imgstream.h"
-#include "qemu_stream.h"
-
-/* QEMU's RDMA stream holds device state only (pages travel as writes);
- * anything this large is not a migration we understand. */
-#define RQ_MAX_STREAM (1ull << 30)
-#define RQ_RECORD "record.txt"
-
-struct rq_args {
-	struct mig_common m;
-	char host[256], port[16];
-	const char *out;
-	const char *ramblocks; /* the source's `info ramblock`, or NULL */
-	uint64_t max_total;
-	struct cli_allow allow;
-};
-
-/* One row of `info ramblock`. */
-struct rq_ramblock {
-	char name[QS_MAX_NAME + 1];
-	uint64_t offset, used;
-};
-
-/* A destination block and what became of its chunks. */
-struct rq_block {
-	uint8_t *mem;
-	uint64_t offset;       /* the source's RAM offset; valid if have_offset */
-	int have_offset;
-	uint32_t nchunks;
-	/* per chunk (see scan_touched): the phase in which it first held data
-	 * (was registered) and in which it first became resident all zero
-	 * (was compressed); 0 = never; and how many of its pages are resident */
-	uint32_t *data_phase, *zero_phase;
-	uint32_t *resident;
-	uint8_t *nonzero;      /* per chunk, after the migration */
-	char file[IMGS_FILE_NAME];
-	int created;           /* DIR/file was opened (to be removed on failure) */
-};
-
-/* A control phase: RAM_BLOCKS_REQUEST, or the registrations and COMPRESS
- * messages of one pass that REGISTER_FINISHED closed. */
-enum { PH_RAM_BLOCKS = 1, PH_REGISTRATION };
-struct rq_phase {
-	int kind;
-	double t;          /* seconds since the source connected, at the event */
-	uint64_t offset;   /* stream bytes received before it */
-	uint64_t hook;     /* the offset just past the stream's latest HOOK word, 0 if none */
-	uint64_t register_requests, compress, unregister, chunks_registered, bytes_compressed;
-};
-
-struct rq_state {
-	struct rq_args a;
-	struct qs_parser qs;
-	struct rq_ramblock *rows;
-	size_t nrows;
-	struct rq_block *rb;
-	struct rdmig_block *blocks;
-	int stream_fd;
-	uint64_t stream_bytes;
-	struct rdmig_listener *l;
-	struct rdmig_conn *conn;
-	struct rdmig_dest *dest;
-	int pin_all, blocks_set;
-	struct rq_phase *ph;
-	size_t nph, phcap;
-	struct rdmig_counters k_prev;
-	struct rdmig_engine_stats st_prev, st;
-	long page;
-	double t_start, t_end;
-	char err[768];
-};
+#include "recv_qemu.h"
 
 static void usage(FILE *f)
 {
@@ -181,107 +109,6 @@ static int parse_args(int argc, char **argv, struct rq_args *a)
 	return 0;
 }
 
-/* ----------------------------------------------- --ramblocks (info ramblock) -- */
-
-static int is_hex(const char *t, uint64_t *v)
-{
-	char *end;
-
-	if (t[0] != '0' || (t[1] != 'x' && t[1] != 'X') || !t[2])
-		return 0;
-	errno = 0;
-	*v = strtoull(t + 2, &end, 16);
-	return !errno && !*end;
-}
-
-/*
- * One row: NAME PSIZE UNIT 0xOFFSET 0xUSED 0xTOTAL, and since QEMU 8.x
- * also 0xHVA RO.  The offset is the first of three hex columns in a row;
- * everything before PSIZE is the name.  0 = a row, 1 = not a row (blank
- * or the heading), -1 = malformed.
- */
-static int ramblock_row(char *line, struct rq_ramblock *row)
-{
-	char *tok[16];
-	size_t n = 0, len = 0;
-	uint64_t total;
-
-	for (char *t = strtok(line, " \t\r\n"); t && n < 16; t = strtok(NULL, " \t\r\n"))
-		tok[n++] = t;
-	if (n == 0 || !strcmp(tok[0], "Block"))
-		return 1;
-	for (size_t i = 3; i + 2 < n; i++) {
-		if (!is_hex(tok[i], &row->offset) || !is_hex(tok[i + 1], &row->used) ||
-		    !is_hex(tok[i + 2], &total))
-			continue;
-		row->name[0] = '\0';
-		for (size_t k = 0; k + 2 < i; k++) {
-			size_t tl = strlen(tok[k]);
-			if (len + tl + 1 > QS_MAX_NAME)
-				return -1;
-			if (k)
-				row->name[len++] = ' ';
-			memcpy(row->name + len, tok[k], tl + 1);
-			len += tl;
-		}
-		return 0;
-	}
-	return -1;
-}
-
-static int load_ramblocks(struct rq_state *s)
-{
-	FILE *f = fopen(s->a.ramblocks, "r");
-	char line[1024];
-	unsigned lineno = 0;
-	size_t cap = 0;
-
-	if (!f) {
-		snprintf(s->err, sizeof(s->err), "--ramblocks: cannot open '%.600s': %s",
-			 s->a.ramblocks, strerror(errno));
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		struct rq_ramblock row;
-		int r;
-
-		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: line %u is too long",
-				 s->a.ramblocks, lineno);
-			break;
-		}
-		if ((r = ramblock_row(line, &row)) == 1)
-			continue;
-		if (r < 0) {
-			snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: line %u is not 'NAME "
-				 "PSIZE UNIT 0xOFFSET 0xUSED 0xTOTAL' (the output of 'info ramblock')",
-				 s->a.ramblocks, lineno);
-			break;
-		}
-		if (s->nrows == 2 * QS_MAX_BLOCKS) {
-			snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: more than %u rows",
-				 s->a.ramblocks, 2 * QS_MAX_BLOCKS);
-			break;
-		}
-		if (s->nrows == cap) {
-			struct rq_ramblock *n;
-			cap = cap ? cap * 2 : 16;
-			if (!(n = realloc(s->rows, cap * sizeof(*n)))) {
-				snprintf(s->err, sizeof(s->err), "out of memory");
-				break;
-			}
-			s->rows = n;
-		}
-		s->rows[s->nrows++] = row;
-	}
-	fclose(f);
-	if (!s->err[0] && s->nrows == 0)
-		snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: no RAM blocks in it",
-			 s->a.ramblocks);
-	return s->err[0] ? -1 : 0;
-}
-
 /* ------------------------------------------------------------- files -- */
 
 
@@ -331,19 +158,6 @@ static int write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
-}
-
-/* ------------------------------------------------------------ blocks -- */
-
-static uint64_t chunk_len(uint64_t length, uint32_t chunk)
-{
-	uint64_t start = (uint64_t)chunk << RDMIG_CHUNK_SHIFT;
-	return length - start < RDMIG_CHUNK_SIZE ? length - start : RDMIG_CHUNK_SIZE;
-}
-
-static int is_zero(const uint8_t *p, size_t len)
-{
-	return len == 0 || (p[0] == 0 && !memcmp(p, p + 1, len - 1));
 }
 
 /* Safe, distinct file names (imgstream's rules), before anything is written. */
@@ -466,203 +280,6 @@ static int resolve_offsets(struct rq_state *s)
 	return 0;
 }
 
-/* ---------------------------------------------------------- the record -- */
-
-static int add_phase(struct rq_state *s, int kind)
-{
-	struct rdmig_counters k;
-	struct rdmig_engine_stats st;
-	struct rq_phase *p;
-
-	if (s->nph == s->phcap) {
-		size_t cap = s->phcap ? s->phcap * 2 : 16;
-		struct rq_phase *n = realloc(s->ph, cap * sizeof(*n));
-		if (!n) {
-			snprintf(s->err, sizeof(s->err), "out of memory for the record");
-			return -1;
-		}
-		s->ph = n;
-		s->phcap = cap;
-	}
-	rdmig_conn_counters(s->conn, &k);
-	rdmig_dest_stats(s->dest, &st);
-	p = &s->ph[s->nph++];
-	*p = (struct rq_phase){
-		.kind = kind,
-		.t = mig_now() - s->t_start,
-		.offset = s->stream_bytes,
-		.hook = s->qs.hooks ? s->qs.last_hook_end : 0,
-		.register_requests = k.received[RDMIG_MSG_REGISTER_REQUEST] -
-				     s->k_prev.received[RDMIG_MSG_REGISTER_REQUEST],
-		.compress = k.received[RDMIG_MSG_COMPRESS] - s->k_prev.received[RDMIG_MSG_COMPRESS],
-		.unregister = k.received[RDMIG_MSG_UNREGISTER_REQUEST] -
-			      s->k_prev.received[RDMIG_MSG_UNREGISTER_REQUEST],
-		.chunks_registered = st.chunks_registered - s->st_prev.chunks_registered,
-		.bytes_compressed = st.bytes_compressed - s->st_prev.bytes_compressed,
-	};
-	s->k_prev = k;
-	s->st_prev = st;
-	return 0;
-}
-
-/*
- * The library does not say which chunks it registered or zeroed, but both
- * make our fresh memory resident (registration pins the whole chunk,
- * COMPRESS writes zeros into its range), and nothing else touches it.  So
- * after each phase, a chunk with newly resident pages was compressed in it
- * (they are all zero) or registered and written (they hold data; QEMU
- * registers only for data).  A chunk may be compressed in one pass and
- * registered in a later one.  Only resident pages are read, and only when
- * their number grew, so that looking makes nothing resident.  With PIN_ALL
- * every chunk is registered at RAM_BLOCKS_REQUEST and nothing is tracked.
- */
-static void scan_touched(struct rq_state *s, uint32_t phase)
-{
-	size_t ppc = (size_t)(RDMIG_CHUNK_SIZE / (uint64_t)s->page);
-	unsigned char *vec = malloc(ppc);
-
-	for (uint32_t i = 0; vec && s->rb && i < s->qs.count; i++) {
-		struct rq_block *b = &s->rb[i];
-		uint64_t len = s->qs.blocks[i].length;
-
-		for (uint32_t c = 0; c < b->nchunks; c++) {
-			uint64_t n = chunk_len(len, c);
-			uint8_t *base = b->mem + ((uint64_t)c << RDMIG_CHUNK_SHIFT);
-			size_t pages = (size_t)((n + (uint64_t)s->page - 1) / (uint64_t)s->page);
-			uint32_t resident = 0;
-			int data = 0;
-
-			if (b->data_phase[c] || mincore(base, (size_t)n, vec))
-				continue;
-			for (size_t pg = 0; pg < pages; pg++)
-				resident += vec[pg] & 1;
-			if (resident == b->resident[c])
-				continue;
-			b->resident[c] = resident;
-			for (size_t pg = 0; pg < pages && !data; pg++) {
-				size_t off = pg * (size_t)s->page;
-				if (vec[pg] & 1)
-					data = !is_zero(base + off, n - off < (uint64_t)s->page ?
-								  (size_t)(n - off) : (size_t)s->page);
-			}
-			if (data)
-				b->data_phase[c] = phase;
-			else if (!b->zero_phase[c])
-				b->zero_phase[c] = phase;
-		}
-	}
-	free(vec);
-}
-
-/* "0-15,24,30-31" of the chunks where pick(b, c) holds, or "-". */
-static void print_ranges(FILE *f, const struct rq_block *b,
-			 int (*pick)(const struct rq_block *, uint32_t, uint32_t), uint32_t arg)
-{
-	int any = 0;
-
-	for (uint32_t c = 0; c < b->nchunks; c++) {
-		uint32_t e = c;
-		if (!pick(b, c, arg))
-			continue;
-		while (e + 1 < b->nchunks && pick(b, e + 1, arg))
-			e++;
-		fprintf(f, "%s%u", any ? "," : "", c);
-		if (e > c)
-			fprintf(f, "-%u", e);
-		any = 1;
-		c = e;
-	}
-	if (!any)
-		fputc('-', f);
-}
-
-static int pick_data(const struct rq_block *b, uint32_t c, uint32_t phase)
-{
-	return b->data_phase[c] == phase;
-}
-
-static int pick_zero(const struct rq_block *b, uint32_t c, uint32_t phase)
-{
-	return b->zero_phase[c] == phase;
-}
-
-static int pick_nonzero(const struct rq_block *b, uint32_t c, uint32_t unused)
-{
-	return b->nonzero[c];
-}
-
-static void record_phase(FILE *f, const struct rq_state *s, uint32_t i)
-{
-	const struct rq_phase *p = &s->ph[i];
-
-	if (p->kind == PH_RAM_BLOCKS) {
-		fprintf(f, "phase %u ram_blocks_request offset=%" PRIu64 " hook=%" PRIu64 " t=%.6f\n",
-			i, p->offset, p->hook, p->t);
-		return;
-	}
-	fprintf(f, "phase %u registration offset=%" PRIu64 " hook=%" PRIu64 " register_requests=%"
-		PRIu64 " compress=%" PRIu64 " unregister=%" PRIu64 " chunks_registered=%" PRIu64
-		" bytes_compressed=%" PRIu64 " t=%.6f\n", i, p->offset, p->hook, p->register_requests,
-		p->compress, p->unregister, p->chunks_registered, p->bytes_compressed, p->t);
-	for (uint32_t b = 0; b < s->qs.count; b++) {
-		int any = 0;
-		for (uint32_t c = 0; c < s->rb[b].nchunks && !any; c++)
-			any = s->rb[b].data_phase[c] == i || s->rb[b].zero_phase[c] == i;
-		if (!any)
-			continue;
-		fprintf(f, "touched %u block=%u data=", i, b);
-		print_ranges(f, &s->rb[b], pick_data, i);
-		fprintf(f, " zero=");
-		print_ranges(f, &s->rb[b], pick_zero, i);
-		fputc('\n', f);
-	}
-}
-
-/* DIR/record.txt: see docs/qemu-stream.md.  Written on failure too, as far
- * as the migration got. */
-static void write_record(struct rq_state *s, const char *failure)
-{
-	char path[4096 + 16];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", s->a.out, RQ_RECORD);
-	if (!(f = fopen(path, "w")))
-		return;
-	fprintf(f, "rdmig-qemu-record 1\n");
-	fprintf(f, "machine %s\n", s->qs.machine[0] ? s->qs.machine : "-");
-	fprintf(f, "pin_all %d\n", s->pin_all);
-	fprintf(f, "blocks %u total=%" PRIu64 "\n", s->rb ? s->qs.count : 0, s->qs.total);
-	for (uint32_t i = 0; s->rb && i < s->qs.count; i++) {
-		const struct rq_block *b = &s->rb[i];
-		fprintf(f, "block %u offset=", i);
-		if (b->have_offset)
-			fprintf(f, "0x%" PRIx64, b->offset);
-		else
-			fputc('-', f);
-		fprintf(f, " length=%" PRIu64 " chunks=%u file=%s name=%s\n", s->qs.blocks[i].length,
-			b->nchunks, b->file, s->qs.blocks[i].name);
-	}
-	for (uint32_t i = 0; i < s->nph; i++)
-		record_phase(f, s, i);
-	fprintf(f, "stream bytes=%" PRIu64 " hooks=%u ram_sections=%u ram_end=%d", s->stream_bytes,
-		s->qs.hooks, s->qs.ram_sections, s->qs.ram_ended);
-	if (s->qs.opaque)
-		fprintf(f, " watched_from=%" PRIu64, s->qs.opaque_from);
-	fputc('\n', f);
-	if (failure) {
-		fprintf(f, "end failed %s\n", failure);
-	} else {
-		fprintf(f, "end ok how=%s eof=%" PRIu64 " t=%.6f\n", qs_end_name(s->qs.end),
-			s->qs.eof_offset, s->t_end - s->t_start);
-		for (uint32_t i = 0; i < s->qs.count; i++) {
-			fprintf(f, "nonzero %u chunks=", i);
-			print_ranges(f, &s->rb[i], pick_nonzero, 0);
-			fputc('\n', f);
-		}
-	}
-	fclose(f);
-}
-
 /* ------------------------------------------------------------ events -- */
 
 static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
@@ -707,7 +324,7 @@ static int on_blocks_needed(struct rq_state *s)
 			 " stream bytes, before its stream listed them", s->stream_bytes);
 		return -1;
 	}
-	if (resolve_offsets(s) || check_memlock(s) || add_phase(s, PH_RAM_BLOCKS))
+	if (resolve_offsets(s) || check_memlock(s) || rq_add_phase(s, PH_RAM_BLOCKS))
 		return -1;
 	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, s->qs.count)))
 		return ret;
@@ -720,10 +337,10 @@ static int on_blocks_needed(struct rq_state *s)
 
 static int on_iteration(struct rq_state *s)
 {
-	if (add_phase(s, PH_REGISTRATION))
+	if (rq_add_phase(s, PH_REGISTRATION))
 		return -1;
 	if (!s->pin_all)
-		scan_touched(s, (uint32_t)(s->nph - 1));
+		rq_scan_touched(s, (uint32_t)(s->nph - 1));
 	if (s->a.m.verbose)
 		fprintf(stderr, "recv: REGISTER_FINISHED at stream offset %" PRIu64 ": %" PRIu64
 			" registrations, %" PRIu64 " COMPRESS\n", s->stream_bytes,
@@ -792,8 +409,8 @@ static int write_images(struct rq_state *s)
 				return -1;
 			}
 			uint8_t *p = b->mem + ((uint64_t)c << RDMIG_CHUNK_SHIFT);
-			size_t n = (size_t)chunk_len(len, c);
-			b->nonzero[c] = !is_zero(p, n);
+			size_t n = (size_t)rq_chunk_len(len, c);
+			b->nonzero[c] = !rq_is_zero(p, n);
 			if (write_all(fd, p, n)) {
 				snprintf(s->err, sizeof(s->err), "cannot write %.400s/%s: %s", s->a.out,
 					 b->file, strerror(errno));
@@ -974,7 +591,7 @@ static int fail_migration(struct rq_state *s, int ret)
 	}
 	if (s->conn)
 		rdmig_send_error(s->conn);
-	write_record(s, why);
+	rq_write_record(s, why);
 	remove_outputs(s);
 	cli_fail("recv", why);
 	return cli_cancelled() ? cli_cancel_status() : 1;
@@ -991,7 +608,7 @@ int cmd_recv_qemu(int argc, char **argv)
 	if ((ret = parse_args(argc, argv, &s.a)))
 		return ret == 1 ? 0 : ret;
 	qs_init(&s.qs, s.a.max_total);
-	if (prepare(&s) || (s.a.ramblocks && load_ramblocks(&s)) ||
+	if (prepare(&s) || (s.a.ramblocks && rq_load_ramblocks(&s)) ||
 	    cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
 	    (s.stream_fd = open_out(&s, "stream.bin")) < 0) {
 		ret = cli_fail("recv", s.err);
@@ -1006,13 +623,13 @@ int cmd_recv_qemu(int argc, char **argv)
 	rdmig_dest_stats(s.dest, &s.st);
 	ret = 0;
 	if (write_images(&s)) {
-		write_record(&s, s.err);
+		rq_write_record(&s, s.err);
 		remove_outputs(&s);
 		ret = cli_fail("recv", s.err);
 		if (cli_cancelled())
 			ret = cli_cancel_status();
 	} else {
-		write_record(&s, NULL);
+		rq_write_record(&s, NULL);
 		if (s.a.m.json)
 			print_json(&s);
 		else

@@ -1,0 +1,111 @@
+/*
+ * recv_qemu.h - the state of `rdmig recv --qemu` (cli_recv_qemu.c), shared
+ * with the parts that live in files of their own: reading the source's
+ * `info ramblock` (recv_qemu_ramblocks.c) and writing record.txt
+ * (recv_qemu_record.c).  Internal to the tool.
+ */
+#ifndef RDMIG_RECV_QEMU_H
+#define RDMIG_RECV_QEMU_H
+
+#include <stdint.h>
+#include <string.h>
+#include "cli.h"
+#include "cli_qemu.h"
+#include "imgstream.h"
+#include "qemu_stream.h"
+
+
+/* QEMU's RDMA stream holds device state only (pages travel as writes);
+ * anything this large is not a migration we understand. */
+#define RQ_MAX_STREAM (1ull << 30)
+#define RQ_RECORD "record.txt"
+
+struct rq_args {
+	struct mig_common m;
+	char host[256], port[16];
+	const char *out;
+	const char *ramblocks; /* the source's `info ramblock`, or NULL */
+	uint64_t max_total;
+	struct cli_allow allow;
+};
+
+/* One row of `info ramblock`. */
+struct rq_ramblock {
+	char name[QS_MAX_NAME + 1];
+	uint64_t offset, used;
+};
+
+/* A destination block and what became of its chunks. */
+struct rq_block {
+	uint8_t *mem;
+	uint64_t offset;       /* the source's RAM offset; valid if have_offset */
+	int have_offset;
+	uint32_t nchunks;
+	/* per chunk (see scan_touched): the phase in which it first held data
+	 * (was registered) and in which it first became resident all zero
+	 * (was compressed); 0 = never; and how many of its pages are resident */
+	uint32_t *data_phase, *zero_phase;
+	uint32_t *resident;
+	uint8_t *nonzero;      /* per chunk, after the migration */
+	char file[IMGS_FILE_NAME];
+	int created;           /* DIR/file was opened (to be removed on failure) */
+};
+
+/* A control phase: RAM_BLOCKS_REQUEST, or the registrations and COMPRESS
+ * messages of one pass that REGISTER_FINISHED closed. */
+enum { PH_RAM_BLOCKS = 1, PH_REGISTRATION };
+struct rq_phase {
+	int kind;
+	double t;          /* seconds since the source connected, at the event */
+	uint64_t offset;   /* stream bytes received before it */
+	uint64_t hook;     /* the offset just past the stream's latest HOOK word, 0 if none */
+	uint64_t register_requests, compress, unregister, chunks_registered, bytes_compressed;
+};
+
+struct rq_state {
+	struct rq_args a;
+	struct qs_parser qs;
+	struct rq_ramblock *rows;
+	size_t nrows;
+	struct rq_block *rb;
+	struct rdmig_block *blocks;
+	int stream_fd;
+	uint64_t stream_bytes;
+	struct rdmig_listener *l;
+	struct rdmig_conn *conn;
+	struct rdmig_dest *dest;
+	int pin_all, blocks_set;
+	struct rq_phase *ph;
+	size_t nph, phcap;
+	struct rdmig_counters k_prev;
+	struct rdmig_engine_stats st_prev, st;
+	long page;
+	double t_start, t_end;
+	char err[768];
+};
+
+
+/* Bytes of chunk CHUNK in a block of LENGTH bytes (the last one may be short). */
+static inline uint64_t rq_chunk_len(uint64_t length, uint32_t chunk)
+{
+	uint64_t start = (uint64_t)chunk << RDMIG_CHUNK_SHIFT;
+	return length - start < RDMIG_CHUNK_SIZE ? length - start : RDMIG_CHUNK_SIZE;
+}
+
+static inline int rq_is_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && !memcmp(p, p + 1, len - 1));
+}
+
+/* recv_qemu_ramblocks.c: --ramblocks FILE into s->rows; 0, or -1 with s->err */
+int rq_load_ramblocks(struct rq_state *s);
+
+/* recv_qemu_record.c */
+/* A new control phase of KIND begins (the counters so far close the last). */
+int rq_add_phase(struct rq_state *s, int kind);
+/* Which chunks the pass PHASE touched (registered or compressed). */
+void rq_scan_touched(struct rq_state *s, uint32_t phase);
+/* DIR/record.txt; FAILURE (or NULL for success) goes in its last line. */
+void rq_write_record(struct rq_state *s, const char *failure);
+
+#endif
