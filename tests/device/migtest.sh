@@ -11,21 +11,8 @@
 #   nap SECONDS      sleep without a fork (processes are slow in the guest)
 #   now_ms           CLOCK_REALTIME in milliseconds, without a fork
 
-passed=0
-failed=0
-ok()   { echo "ok - $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL - $*"; failed=$((failed + 1)); }
-# check DESCRIPTION COMMAND...: ok if COMMAND succeeds
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
-}
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" = 0 ] && [ "$passed" -gt 0 ]
-	exit $?
-}
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/check.sh"
 
 now_ms() { local t=${EPOCHREALTIME//[!0-9]/}; echo $((10#$t / 1000)); }
 # the same, into the variable named $1 (no subshell)
@@ -36,16 +23,7 @@ now_ms_to() { local t=${EPOCHREALTIME//[!0-9]/}; printf -v "$1" '%d' $((10#$t / 
 nap() { read -r -t "$1" -u 9 || true; }
 
 migtest_init() {
-	case $DEVICE in
-	rxe) IP=${RDMAVM_RXE_IP:-} ;;
-	siw) IP=${RDMAVM_SIW_IP:-} ;;
-	*) echo "FAIL - unknown device '$DEVICE' (rxe or siw)"; exit 1 ;;
-	esac
-	if [ -z "$IP" ]; then
-		echo "FAIL - RDMAVM_${DEVICE^^}_IP is not set: device tests run inside the test guest" \
-			"(scripts/rdma-vm -- ctest -L device)"
-		exit 1
-	fi
+	device_ip "$DEVICE" device
 	RDMIG=$BUILD/rdmig
 	if [ ! -x "$RDMIG" ]; then
 		echo "FAIL - $RDMIG is missing: build first"

@@ -27,32 +27,10 @@ CASE=$2
 DEVICE=$3
 RDMIG=$BUILD/rdmig
 
-passed=0
-failed=0
-ok()   { echo "ok - $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL - $*"; failed=$((failed + 1)); }
-# check DESCRIPTION COMMAND...: ok if COMMAND succeeds
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
-}
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" = 0 ] && [ "$passed" -gt 0 ]
-	exit $?
-}
+# shellcheck source=tests/lib/check.sh
+. "$(dirname "$0")/../lib/check.sh"
 
-case $DEVICE in
-rxe) IP=${RDMAVM_RXE_IP:-} ;;
-siw) IP=${RDMAVM_SIW_IP:-} ;;
-*) echo "FAIL - unknown device '$DEVICE' (rxe or siw)"; exit 1 ;;
-esac
-if [ -z "$IP" ]; then
-	echo "FAIL - RDMAVM_${DEVICE^^}_IP is not set: device tests run inside the test guest" \
-		"(scripts/rdma-vm -- ctest -L device)"
-	exit 1
-fi
+device_ip "$DEVICE" device
 if [ ! -x "$RDMIG" ]; then
 	echo "FAIL - $RDMIG is missing: build first"
 	exit 1

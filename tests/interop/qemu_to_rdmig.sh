@@ -44,7 +44,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 MEM_MIB=64
 
-# shellcheck source=../lib/check.sh
+# shellcheck source=tests/lib/check.sh
 . "$HERE/../lib/check.sh"
 device_ip "$DEVICE" interop
 [ -x "$RDMIG" ] || { echo "FAIL - $RDMIG is missing: build first"; exit 1; }
