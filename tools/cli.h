@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <getopt.h>
 #include <signal.h>
 #include "rdmig.h"
@@ -113,6 +114,14 @@ void mig_common_init(struct mig_common *m);
 /* Apply option c (one of MIG_COMMON_OPTIONS except help): 1 when it was
  * one of them, 0 when not, -1 after printing why its value is bad. */
 int mig_common_opt(struct mig_common *m, const char *cmd, int c, const char *arg);
+/* An option the command does not handle itself: one of MIG_COMMON_OPTIONS
+ * (0), --help (usage on stdout; 1: exit 0), or a bad one (2 after printing
+ * why, with the usage on stderr when the option is unknown). */
+int mig_other_option(struct mig_common *m, const char *cmd, int c, const char *arg,
+		     void (*usage)(FILE *f));
+/* --to ADDR:PORT of send and send --qemu-replay into host and port: 0, or
+ * 2 (a usage error) after printing why it names no destination. */
+int mig_parse_to(const char *to, char *host, size_t hostlen, char *port, size_t portlen);
 
 double mig_now(void); /* monotonic seconds */
 
@@ -136,5 +145,45 @@ void mig_json_conn(const struct rdmig_conn *c);
 void mig_print_conn(const char *cmd, const struct rdmig_conn *c);
 /* "12.3 MiB" into buf. */
 const char *mig_size(uint64_t bytes, char *buf, size_t len);
+
+/* ---- shared by recv and recv --qemu (cli_recv_common.c) ---- */
+
+struct recv_args {
+	struct mig_common m;
+	const char *listen; /* --listen as given; split into host and port */
+	char host[256], port[16];
+	const char *out;
+	uint64_t max_total;
+	bool max_total_nonzero; /* recv --qemu: a QEMU source always has RAM */
+	struct cli_allow allow;
+};
+#define RECV_OPTIONS                                                                               \
+	{"listen", required_argument, NULL, 'l'},    {"out", required_argument, NULL, 'o'},       \
+	{"max-total", required_argument, NULL, 'M'}, {"allow", required_argument, NULL, 'A'},     \
+	MIG_COMMON_OPTIONS
+#define RECV_SHORT "l:o:M:A:" MIG_COMMON_SHORT
+void recv_args_init(struct recv_args *a);
+/* Apply option c, one of RECV_OPTIONS or not (see mig_other_option): 0,
+ * or 1 (help shown) or 2 (a usage error, printed) for the parser to return. */
+int recv_args_option(struct recv_args *a, int c, const char *arg, void (*usage)(FILE *f));
+/* After the options: no operands, --listen and --out given; 0 or 2. */
+int recv_args_finish(struct recv_args *a, int argc, char **argv);
+
+/* The controls that apply before anything else: signals and the locked
+ * memory every connection needs for its control buffers.  -1: see err. */
+int recv_prepare(struct rdmig_opts *opts, char *err, size_t errlen);
+/* Listen where a says (announcing it on a terminal or with -v) and accept
+ * one source; the handles are the caller's to destroy, even on failure. */
+int recv_accept(struct recv_args *a, struct rdmig_listener **l, struct rdmig_conn **conn);
+/* The message of whatever failed: ours (err), else the library's, from the
+ * most specific handle that exists (any may be NULL). */
+const char *recv_errmsg(const char *err, const struct rdmig_dest *dest,
+			const struct rdmig_conn *conn, const struct rdmig_listener *l, int ret);
+
+/* Create DIR/NAME for writing: the descriptor, or -1 with a message in err. */
+int recv_create_out(const char *dir, const char *name, char *err, size_t errlen);
+void recv_remove_out(const char *dir, const char *name);
+/* write(2) until all of buf is written: 0, or -1 with errno set. */
+int recv_write_all(int fd, const void *buf, size_t len);
 
 #endif

@@ -7,7 +7,6 @@
  * interrupted (SIGINT, SIGTERM) leaves none of these files behind.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,14 +21,6 @@
 #include "cli.h"
 #include "cli_qemu.h"
 #include "imgstream.h"
-
-struct recv_args {
-	struct mig_common m;
-	char host[256], port[16];
-	const char *out;
-	uint64_t max_total;
-	struct cli_allow allow;
-};
 
 /* The destination memory of one block and what became of it. */
 struct recv_block {
@@ -91,75 +82,20 @@ static void recv_usage(FILE *f)
 
 static int parse_recv_args(int argc, char **argv, struct recv_args *a)
 {
-	static const struct option longopts[] = {
-		{"listen", required_argument, NULL, 'l'},  {"out", required_argument, NULL, 'o'},
-		{"max-total", required_argument, NULL, 'M'}, {"allow", required_argument, NULL, 'A'},
-		MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
-	const char *listen = NULL;
-	char err[300];
+	static const struct option longopts[] = {RECV_OPTIONS, {NULL, 0, NULL, 0}};
 	int c, r;
 
-	mig_common_init(&a->m);
-	a->max_total = cli_physical_memory();
-	a->allow.cmd = "recv";
-	while ((c = getopt_long(argc, argv, "l:o:M:A:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (c == 'A') {
-			if (cli_allow_add(&a->allow, optarg, err, sizeof(err)))
-				return cli_fail("recv", err) + 1;
-		} else if (c == 'l') {
-			listen = optarg;
-		} else if (c == 'o') {
-			a->out = optarg;
-		} else if (c == 'M') {
-			if (cli_parse_size(optarg, &a->max_total)) {
-				snprintf(err, sizeof(err), "--max-total '%s': takes bytes, optionally "
-					 "with K, M, G or T", optarg);
-				return cli_fail("recv", err) + 1;
-			}
-		} else if (c == 'h') {
-			recv_usage(stdout);
-			return 1;
-		} else if ((r = mig_common_opt(&a->m, "recv", c, optarg)) <= 0) {
-			if (r == 0)
-				recv_usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		snprintf(err, sizeof(err), "unexpected argument '%s' (see --help)", argv[optind]);
-		return cli_fail("recv", err) + 1;
-	}
-	if (!listen)
-		return cli_fail("recv", "--listen ADDR:PORT is required (see --help)") + 1;
-	if (!a->out || !a->out[0])
-		return cli_fail("recv", "--out DIR is required (see --help)") + 1;
-	if (cli_split_addr(listen, a->host, sizeof(a->host), a->port, sizeof(a->port), err,
-			   sizeof(err)))
-		return cli_fail("recv", err) + 1;
-	if (a->m.timeout_given)
-		a->m.opts.accept_timeout_ms = a->m.opts.timeout_ms;
-	return 0;
+	recv_args_init(a);
+	while ((c = getopt_long(argc, argv, RECV_SHORT, longopts, NULL)) != -1)
+		if ((r = recv_args_option(a, c, optarg, recv_usage)))
+			return r;
+	return recv_args_finish(a, argc, argv);
 }
 
-
-static int open_out(const struct recv_state *s, const char *name, char *err, size_t errlen)
+/* Create DIR/name; -1 with the message in s->err. */
+static int open_out(struct recv_state *s, const char *name)
 {
-	char path[4096 + IMGS_FILE_NAME];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", s->a.out, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
-	return fd;
-}
-
-static void remove_out(const struct recv_state *s, const char *name)
-{
-	char path[4096 + IMGS_FILE_NAME];
-
-	snprintf(path, sizeof(path), "%s/%s", s->a.out, name);
-	unlink(path);
+	return recv_create_out(s->a.out, name, s->err, sizeof(s->err));
 }
 
 /* A failed or interrupted migration: remove every file this run created
@@ -169,27 +105,11 @@ static void remove_outputs(struct recv_state *s)
 	if (s->stream_fd >= 0) {
 		close(s->stream_fd);
 		s->stream_fd = -1;
-		remove_out(s, "stream.bin");
+		recv_remove_out(s->a.out, "stream.bin");
 	}
 	for (uint32_t i = 0; s->rb && i < s->ps.count; i++)
 		if (s->rb[i].created)
-			remove_out(s, s->rb[i].file);
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+			recv_remove_out(s->a.out, s->rb[i].file);
 }
 
 /* --------------------------------------------------- landed estimate -- */
@@ -339,7 +259,7 @@ static int on_stream(struct recv_state *s, const struct rdmig_event *ev)
 {
 	int got;
 
-	if (write_all(s->stream_fd, ev->data, ev->len)) {
+	if (recv_write_all(s->stream_fd, ev->data, ev->len)) {
 		snprintf(s->err, sizeof(s->err), "cannot write %s/stream.bin: %s", s->a.out,
 			 strerror(errno));
 		return -1;
@@ -427,7 +347,7 @@ static int write_images(struct recv_state *s)
 	mig_progress_start(&prog, "write", s->ps.total);
 	for (uint32_t i = 0; i < s->ps.count; i++) {
 		uint64_t len = s->ps.blocks[i].length;
-		int fd = open_out(s, s->rb[i].file, s->err, sizeof(s->err));
+		int fd = open_out(s, s->rb[i].file);
 
 		if (fd < 0)
 			return -1;
@@ -438,7 +358,7 @@ static int write_images(struct recv_state *s)
 				return -1;
 			}
 			uint64_t n = len - off < 8 * RDMIG_CHUNK_SIZE ? len - off : 8 * RDMIG_CHUNK_SIZE;
-			if (write_all(fd, s->rb[i].mem + off, (size_t)n)) {
+			if (recv_write_all(fd, s->rb[i].mem + off, (size_t)n)) {
 				snprintf(s->err, sizeof(s->err), "cannot write %s/%s: %s", s->a.out,
 					 s->rb[i].file, strerror(errno));
 				close(fd);
@@ -513,32 +433,11 @@ static void print_human(const struct recv_state *s)
 
 /* ------------------------------------------------------------- main -- */
 
-static const char *recv_errmsg(const struct recv_state *s, int ret)
-{
-	if (s->err[0])
-		return s->err;
-	if (s->dest)
-		return rdmig_dest_errmsg(s->dest);
-	if (s->conn)
-		return rdmig_conn_errmsg(s->conn);
-	if (s->l)
-		return rdmig_listener_errmsg(s->l);
-	return rdmig_strerror(ret);
-}
-
 static int accept_one(struct recv_state *s)
 {
 	int ret;
 
-	if ((ret = rdmig_listener_create(&s->a.m.opts, &s->l)) ||
-	    (ret = rdmig_listen(s->l, s->a.host, s->a.port)))
-		return ret;
-	if (s->a.allow.n)
-		rdmig_listener_set_filter(s->l, cli_allow_filter, &s->a.allow);
-	if (s->a.m.verbose || isatty(STDERR_FILENO))
-		fprintf(stderr, "recv: listening on %s%s%s:%u\n", strchr(s->a.host, ':') ? "[" : "",
-			s->a.host, strchr(s->a.host, ':') ? "]" : "", rdmig_listener_port(s->l));
-	if ((ret = rdmig_accept(s->l, &s->conn)))
+	if ((ret = recv_accept(&s->a, &s->l, &s->conn)))
 		return ret;
 	s->t_start = mig_now();
 	return rdmig_dest_create(s->conn, &s->dest);
@@ -592,20 +491,6 @@ static int recv_cancelled(struct recv_state *s)
 	return cli_cancel_status();
 }
 
-/* The controls that apply before anything else: signals and the locked
- * memory every connection needs for its control buffers. */
-static int recv_prepare(struct recv_state *s)
-{
-	struct cli_memlock_need need;
-
-	if (cli_cancel_install(&s->a.m.opts)) {
-		snprintf(s->err, sizeof(s->err), "cannot catch SIGINT and SIGTERM");
-		return -1;
-	}
-	cli_memlock_need(false, NULL, 0, &need);
-	return cli_memlock_check("recv", NULL, &need, s->err, sizeof(s->err)) < 0 ? -1 : 0;
-}
-
 int cmd_recv(int argc, char **argv)
 {
 	/* `rdmig recv --qemu ...`: the destination of a real QEMU source
@@ -622,8 +507,9 @@ int cmd_recv(int argc, char **argv)
 	if ((ret = parse_recv_args(argc, argv, &s.a)))
 		return ret == 1 ? 0 : ret;
 	imgs_parser_init(&s.ps, s.a.max_total);
-	if (recv_prepare(&s) || cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
-	    (s.stream_fd = open_out(&s, "stream.bin", s.err, sizeof(s.err))) < 0) {
+	if (recv_prepare(&s.a.m.opts, s.err, sizeof(s.err)) ||
+	    cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
+	    (s.stream_fd = open_out(&s, "stream.bin")) < 0) {
 		ret = cli_fail("recv", s.err);
 		cleanup(&s);
 		return ret;
@@ -640,7 +526,7 @@ int cmd_recv(int argc, char **argv)
 		if (s.err[0] && s.conn)
 			rdmig_send_error(s.conn);
 		remove_outputs(&s);
-		ret = cli_fail("recv", recv_errmsg(&s, ret));
+		ret = cli_fail("recv", recv_errmsg(s.err, s.dest, s.conn, s.l, ret));
 		cleanup(&s);
 		return ret;
 	}

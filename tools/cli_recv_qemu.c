@@ -20,7 +20,6 @@
  * With rdma-pin-all they are never used.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -52,112 +51,46 @@ static void usage(FILE *f)
 
 /* ------------------------------------------------------------ options -- */
 
-static int parse_args(int argc, char **argv, struct rq_args *a)
+static int parse_args(int argc, char **argv, struct rq_state *s)
 {
 	static const struct option longopts[] = {
-		{"qemu", no_argument, NULL, 'Q'},           {"listen", required_argument, NULL, 'l'},
-		{"out", required_argument, NULL, 'o'},      {"ramblocks", required_argument, NULL, 'r'},
-		{"max-total", required_argument, NULL, 'M'}, {"allow", required_argument, NULL, 'A'},
-		MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
-	const char *listen = NULL;
-	char err[300];
+		{"qemu", no_argument, NULL, 'Q'}, {"ramblocks", required_argument, NULL, 'r'},
+		RECV_OPTIONS, {NULL, 0, NULL, 0}};
 	int c, r;
 
-	mig_common_init(&a->m);
-	a->max_total = cli_physical_memory();
-	a->allow.cmd = "recv";
-	while ((c = getopt_long(argc, argv, "Ql:o:r:M:A:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (c == 'Q') {
+	recv_args_init(&s->a);
+	s->a.max_total_nonzero = true;
+	while ((c = getopt_long(argc, argv, "Qr:" RECV_SHORT, longopts, NULL)) != -1) {
+		if (c == 'Q')
 			continue; /* the command table routes on it; nothing to do here */
-		} else if (c == 'A') {
-			if (cli_allow_add(&a->allow, optarg, err, sizeof(err)))
-				return cli_fail("recv", err) + 1;
-		} else if (c == 'l') {
-			listen = optarg;
-		} else if (c == 'o') {
-			a->out = optarg;
-		} else if (c == 'r') {
-			a->ramblocks = optarg;
-		} else if (c == 'M') {
-			if (cli_parse_size(optarg, &a->max_total) || a->max_total == 0) {
-				snprintf(err, sizeof(err), "--max-total '%s': takes bytes, optionally "
-					 "with K, M, G or T", optarg);
-				return cli_fail("recv", err) + 1;
-			}
-		} else if (c == 'h') {
-			usage(stdout);
-			return 1;
-		} else if ((r = mig_common_opt(&a->m, "recv", c, optarg)) <= 0) {
-			if (r == 0)
-				usage(stderr);
-			return 2;
-		}
+		if (c == 'r')
+			s->ramblocks = optarg;
+		else if ((r = recv_args_option(&s->a, c, optarg, usage)))
+			return r;
 	}
-	if (optind != argc) {
-		snprintf(err, sizeof(err), "unexpected argument '%s' (see --help)", argv[optind]);
-		return cli_fail("recv", err) + 1;
-	}
-	if (!listen)
-		return cli_fail("recv", "--listen ADDR:PORT is required (see --help)") + 1;
-	if (!a->out || !a->out[0])
-		return cli_fail("recv", "--out DIR is required (see --help)") + 1;
-	if (cli_split_addr(listen, a->host, sizeof(a->host), a->port, sizeof(a->port), err,
-			   sizeof(err)))
-		return cli_fail("recv", err) + 1;
-	if (a->m.timeout_given)
-		a->m.opts.accept_timeout_ms = a->m.opts.timeout_ms;
-	return 0;
+	return recv_args_finish(&s->a, argc, argv);
 }
 
 /* ------------------------------------------------------------- files -- */
 
-
+/* Create DIR/name; -1 with the message in s->err. */
 static int open_out(struct rq_state *s, const char *name)
 {
-	char path[4096 + IMGS_FILE_NAME];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", s->a.out, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		snprintf(s->err, sizeof(s->err), "cannot create '%.600s': %s", path, strerror(errno));
-	return fd;
+	return recv_create_out(s->a.out, name, s->err, sizeof(s->err));
 }
 
 /* A failed or interrupted migration: remove the stream and the images this
  * run created; record.txt stays and says why. */
 static void remove_outputs(struct rq_state *s)
 {
-	char path[4096 + IMGS_FILE_NAME];
-
 	if (s->stream_fd >= 0) {
 		close(s->stream_fd);
 		s->stream_fd = -1;
-		snprintf(path, sizeof(path), "%s/stream.bin", s->a.out);
-		unlink(path);
+		recv_remove_out(s->a.out, "stream.bin");
 	}
-	for (uint32_t i = 0; s->rb && i < s->qs.count; i++) {
-		if (!s->rb[i].created)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", s->a.out, s->rb[i].file);
-		unlink(path);
-	}
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	for (uint32_t i = 0; s->rb && i < s->qs.count; i++)
+		if (s->rb[i].created)
+			recv_remove_out(s->a.out, s->rb[i].file);
 }
 
 /* Safe, distinct file names (imgstream's rules), before anything is written. */
@@ -257,7 +190,7 @@ static int resolve_offsets(struct rq_state *s)
 				row = &s->rows[k];
 		if (!row) {
 			snprintf(s->err, sizeof(s->err), "RAM block '%s' is not in --ramblocks %.200s "
-				 "(is it the source's 'info ramblock'?)", q->name, s->a.ramblocks);
+				 "(is it the source's 'info ramblock'?)", q->name, s->ramblocks);
 			return -1;
 		}
 		if (row->used != q->length) {
@@ -291,7 +224,7 @@ static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
 			 "stream carries device state only", (unsigned long long)RQ_MAX_STREAM);
 		return -1;
 	}
-	if (write_all(s->stream_fd, ev->data, ev->len)) {
+	if (recv_write_all(s->stream_fd, ev->data, ev->len)) {
 		snprintf(s->err, sizeof(s->err), "cannot write %.600s/stream.bin: %s", s->a.out,
 			 strerror(errno));
 		return -1;
@@ -411,7 +344,7 @@ static int write_images(struct rq_state *s)
 			uint8_t *p = b->mem + ((uint64_t)c << RDMIG_CHUNK_SHIFT);
 			size_t n = (size_t)rq_chunk_len(len, c);
 			b->nonzero[c] = !rq_is_zero(p, n);
-			if (write_all(fd, p, n)) {
+			if (recv_write_all(fd, p, n)) {
 				snprintf(s->err, sizeof(s->err), "cannot write %.400s/%s: %s", s->a.out,
 					 b->file, strerror(errno));
 				close(fd);
@@ -506,33 +439,12 @@ static void print_human(const struct rq_state *s)
 
 /* ------------------------------------------------------------- main -- */
 
-static const char *errmsg(const struct rq_state *s, int ret)
-{
-	if (s->err[0])
-		return s->err;
-	if (s->dest)
-		return rdmig_dest_errmsg(s->dest);
-	if (s->conn)
-		return rdmig_conn_errmsg(s->conn);
-	if (s->l)
-		return rdmig_listener_errmsg(s->l);
-	return rdmig_strerror(ret);
-}
-
 static int accept_one(struct rq_state *s)
 {
 	struct rdmig_caps caps;
 	int ret;
 
-	if ((ret = rdmig_listener_create(&s->a.m.opts, &s->l)) ||
-	    (ret = rdmig_listen(s->l, s->a.host, s->a.port)))
-		return ret;
-	if (s->a.allow.n)
-		rdmig_listener_set_filter(s->l, cli_allow_filter, &s->a.allow);
-	if (s->a.m.verbose || isatty(STDERR_FILENO))
-		fprintf(stderr, "recv: listening on %s%s%s:%u\n", strchr(s->a.host, ':') ? "[" : "",
-			s->a.host, strchr(s->a.host, ':') ? "]" : "", rdmig_listener_port(s->l));
-	if ((ret = rdmig_accept(s->l, &s->conn)))
+	if ((ret = recv_accept(&s->a, &s->l, &s->conn)))
 		return ret;
 	s->t_start = mig_now();
 	rdmig_conn_caps(s->conn, &caps);
@@ -562,20 +474,6 @@ static void cleanup(struct rq_state *s)
 		close(s->stream_fd);
 }
 
-/* The controls that apply before anything else: signals and the locked
- * memory every connection needs for its control buffers. */
-static int prepare(struct rq_state *s)
-{
-	struct cli_memlock_need need;
-
-	if (cli_cancel_install(&s->a.m.opts)) {
-		snprintf(s->err, sizeof(s->err), "cannot catch SIGINT and SIGTERM");
-		return -1;
-	}
-	cli_memlock_need(false, NULL, 0, &need);
-	return cli_memlock_check("recv", NULL, &need, s->err, sizeof(s->err)) < 0 ? -1 : 0;
-}
-
 /* The migration failed or was interrupted: tell QEMU (best effort), record
  * why, remove the stream and images, and say it once. */
 static int fail_migration(struct rq_state *s, int ret)
@@ -587,7 +485,7 @@ static int fail_migration(struct rq_state *s, int ret)
 		snprintf(why, sizeof(why), "interrupted by %s %s", cli_cancel_name(),
 			 s->conn ? "during the migration" : "while waiting for a source");
 	} else {
-		snprintf(why, sizeof(why), "%s", errmsg(s, ret));
+		snprintf(why, sizeof(why), "%s", recv_errmsg(s->err, s->dest, s->conn, s->l, ret));
 	}
 	if (s->conn)
 		rdmig_send_error(s->conn);
@@ -605,10 +503,11 @@ int cmd_recv_qemu(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	s.stream_fd = -1;
 	s.page = sysconf(_SC_PAGESIZE);
-	if ((ret = parse_args(argc, argv, &s.a)))
+	if ((ret = parse_args(argc, argv, &s)))
 		return ret == 1 ? 0 : ret;
 	qs_init(&s.qs, s.a.max_total);
-	if (prepare(&s) || (s.a.ramblocks && rq_load_ramblocks(&s)) ||
+	if (recv_prepare(&s.a.m.opts, s.err, sizeof(s.err)) ||
+	    (s.ramblocks && rq_load_ramblocks(&s)) ||
 	    cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
 	    (s.stream_fd = open_out(&s, "stream.bin")) < 0) {
 		ret = cli_fail("recv", s.err);

@@ -97,16 +97,10 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 
 	mig_common_init(&a->m);
 	while ((c = getopt_long(argc, argv, "t:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (c == 't') {
+		if (c == 't')
 			to = optarg;
-		} else if (c == 'h') {
-			send_usage(stdout);
-			return 1;
-		} else if ((r = mig_common_opt(&a->m, "send", c, optarg)) <= 0) {
-			if (r == 0)
-				send_usage(stderr);
-			return 2;
-		}
+		else if ((r = mig_other_option(&a->m, "send", c, optarg, send_usage)))
+			return r;
 	}
 	if (!to)
 		return cli_fail("send", "--to ADDR:PORT is required (see --help)") + 1;
@@ -117,10 +111,8 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 			 argc - optind, IMGS_MAX_BLOCKS);
 		return cli_fail("send", err) + 1;
 	}
-	if (cli_split_addr(to, a->host, sizeof(a->host), a->port, sizeof(a->port), err, sizeof(err)))
-		return cli_fail("send", err) + 1;
-	if (atoi(a->port) == 0)
-		return cli_fail("send", "--to needs a real port, not 0") + 1;
+	if ((r = mig_parse_to(to, a->host, sizeof(a->host), a->port, sizeof(a->port))))
+		return r;
 	a->files = argv + optind;
 	a->nfiles = argc - optind;
 	return 0;
@@ -545,7 +537,7 @@ int cmd_send(int argc, char **argv)
 	return 0;
 }
 
-/* ==================================== shared with cli_recv.c (see cli.h) == */
+/* ========= shared with cli_recv*.c and cli_send_replay.c (see cli.h) == */
 
 void mig_common_init(struct mig_common *m)
 {
@@ -586,6 +578,33 @@ int mig_common_opt(struct mig_common *m, const char *cmd, int c, const char *arg
 		m->timeout_given = 1;
 		return 1;
 	}
+	return 0;
+}
+
+int mig_other_option(struct mig_common *m, const char *cmd, int c, const char *arg,
+		     void (*usage)(FILE *f))
+{
+	int r;
+
+	if (c == 'h') {
+		usage(stdout);
+		return 1;
+	}
+	if ((r = mig_common_opt(m, cmd, c, arg)) > 0)
+		return 0;
+	if (r == 0)
+		usage(stderr); /* getopt has said which option it does not know */
+	return 2;
+}
+
+int mig_parse_to(const char *to, char *host, size_t hostlen, char *port, size_t portlen)
+{
+	char err[300];
+
+	if (cli_split_addr(to, host, hostlen, port, portlen, err, sizeof(err)))
+		return cli_fail("send", err) + 1;
+	if (atoi(port) == 0)
+		return cli_fail("send", "--to needs a real port, not 0") + 1;
 	return 0;
 }
 

@@ -84,23 +84,16 @@ static int parse_replay_args(int argc, char **argv, struct replay_args *a)
 		MIG_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0}};
 	const char *to = NULL;
-	char err[300];
 	int c, r;
 
 	mig_common_init(&a->m);
 	while ((c = getopt_long(argc, argv, "t:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (c == 'R') {
+		if (c == 'R')
 			a->dir = optarg;
-		} else if (c == 't') {
+		else if (c == 't')
 			to = optarg;
-		} else if (c == 'h') {
-			replay_usage(stdout);
-			return 1;
-		} else if ((r = mig_common_opt(&a->m, "send", c, optarg)) <= 0) {
-			if (r == 0)
-				replay_usage(stderr);
-			return 2;
-		}
+		else if ((r = mig_other_option(&a->m, "send", c, optarg, replay_usage)))
+			return r;
 	}
 	if (!a->dir || !*a->dir)
 		return cli_fail("send", "--qemu-replay needs the record's directory") + 1;
@@ -109,11 +102,7 @@ static int parse_replay_args(int argc, char **argv, struct replay_args *a)
 	if (optind < argc)
 		return cli_fail("send", "--qemu-replay takes no FILE arguments: the images come "
 					"from the record's directory") + 1;
-	if (cli_split_addr(to, a->host, sizeof(a->host), a->port, sizeof(a->port), err, sizeof(err)))
-		return cli_fail("send", err) + 1;
-	if (atoi(a->port) == 0)
-		return cli_fail("send", "--to needs a real port, not 0") + 1;
-	return 0;
+	return mig_parse_to(to, a->host, sizeof(a->host), a->port, sizeof(a->port));
 }
 
 /* ----------------------------------------------------- the record -- */

@@ -20,15 +20,6 @@
 #define RQ_MAX_STREAM (1ull << 30)
 #define RQ_RECORD "record.txt"
 
-struct rq_args {
-	struct mig_common m;
-	char host[256], port[16];
-	const char *out;
-	const char *ramblocks; /* the source's `info ramblock`, or NULL */
-	uint64_t max_total;
-	struct cli_allow allow;
-};
-
 /* One row of `info ramblock`. */
 struct rq_ramblock {
 	char name[QS_MAX_NAME + 1];
@@ -63,7 +54,8 @@ struct rq_phase {
 };
 
 struct rq_state {
-	struct rq_args a;
+	struct recv_args a;
+	const char *ramblocks; /* --ramblocks: the source's `info ramblock`, or NULL */
 	struct qs_parser qs;
 	struct rq_ramblock *rows;
 	size_t nrows;

@@ -58,14 +58,14 @@ static int ramblock_row(char *line, struct rq_ramblock *row)
 
 int rq_load_ramblocks(struct rq_state *s)
 {
-	FILE *f = fopen(s->a.ramblocks, "r");
+	FILE *f = fopen(s->ramblocks, "r");
 	char line[1024];
 	unsigned lineno = 0;
 	size_t cap = 0;
 
 	if (!f) {
 		snprintf(s->err, sizeof(s->err), "--ramblocks: cannot open '%.600s': %s",
-			 s->a.ramblocks, strerror(errno));
+			 s->ramblocks, strerror(errno));
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -75,7 +75,7 @@ int rq_load_ramblocks(struct rq_state *s)
 		lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
 			snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: line %u is too long",
-				 s->a.ramblocks, lineno);
+				 s->ramblocks, lineno);
 			break;
 		}
 		if ((r = ramblock_row(line, &row)) == 1)
@@ -83,12 +83,12 @@ int rq_load_ramblocks(struct rq_state *s)
 		if (r < 0) {
 			snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: line %u is not 'NAME "
 				 "PSIZE UNIT 0xOFFSET 0xUSED 0xTOTAL' (the output of 'info ramblock')",
-				 s->a.ramblocks, lineno);
+				 s->ramblocks, lineno);
 			break;
 		}
 		if (s->nrows == 2 * QS_MAX_BLOCKS) {
 			snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: more than %u rows",
-				 s->a.ramblocks, 2 * QS_MAX_BLOCKS);
+				 s->ramblocks, 2 * QS_MAX_BLOCKS);
 			break;
 		}
 		if (s->nrows == cap) {
@@ -105,6 +105,6 @@ int rq_load_ramblocks(struct rq_state *s)
 	fclose(f);
 	if (!s->err[0] && s->nrows == 0)
 		snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: no RAM blocks in it",
-			 s->a.ramblocks);
+			 s->ramblocks);
 	return s->err[0] ? -1 : 0;
 }

@@ -1,0 +1,145 @@
+/*
+ * cli_recv_common.c - what `rdmig recv` (cli_recv.c) and `rdmig recv --qemu`
+ * (cli_recv_qemu.c) share: their common options, the setup before a source
+ * connects, accepting it, and the output files in DIR.  cli.h declares it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "imgstream.h" /* IMGS_FILE_NAME */
+
+/* ------------------------------------------------------------ options -- */
+
+void recv_args_init(struct recv_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	mig_common_init(&a->m);
+	a->max_total = cli_physical_memory();
+	a->allow.cmd = "recv";
+}
+
+int recv_args_option(struct recv_args *a, int c, const char *arg, void (*usage)(FILE *f))
+{
+	char err[300];
+
+	if (c == 'A') {
+		if (cli_allow_add(&a->allow, arg, err, sizeof(err)))
+			return cli_fail("recv", err) + 1;
+	} else if (c == 'l') {
+		a->listen = arg;
+	} else if (c == 'o') {
+		a->out = arg;
+	} else if (c == 'M') {
+		if (cli_parse_size(arg, &a->max_total) || (a->max_total_nonzero && a->max_total == 0)) {
+			snprintf(err, sizeof(err), "--max-total '%s': takes bytes, optionally "
+				 "with K, M, G or T", arg);
+			return cli_fail("recv", err) + 1;
+		}
+	} else {
+		return mig_other_option(&a->m, "recv", c, arg, usage);
+	}
+	return 0;
+}
+
+int recv_args_finish(struct recv_args *a, int argc, char **argv)
+{
+	char err[300];
+
+	if (optind != argc) {
+		snprintf(err, sizeof(err), "unexpected argument '%s' (see --help)", argv[optind]);
+		return cli_fail("recv", err) + 1;
+	}
+	if (!a->listen)
+		return cli_fail("recv", "--listen ADDR:PORT is required (see --help)") + 1;
+	if (!a->out || !a->out[0])
+		return cli_fail("recv", "--out DIR is required (see --help)") + 1;
+	if (cli_split_addr(a->listen, a->host, sizeof(a->host), a->port, sizeof(a->port), err,
+			   sizeof(err)))
+		return cli_fail("recv", err) + 1;
+	if (a->m.timeout_given)
+		a->m.opts.accept_timeout_ms = a->m.opts.timeout_ms;
+	return 0;
+}
+
+/* ---------------------------------------------------- the connection -- */
+
+int recv_prepare(struct rdmig_opts *opts, char *err, size_t errlen)
+{
+	struct cli_memlock_need need;
+
+	if (cli_cancel_install(opts)) {
+		snprintf(err, errlen, "cannot catch SIGINT and SIGTERM");
+		return -1;
+	}
+	cli_memlock_need(false, NULL, 0, &need);
+	return cli_memlock_check("recv", NULL, &need, err, errlen) < 0 ? -1 : 0;
+}
+
+int recv_accept(struct recv_args *a, struct rdmig_listener **l, struct rdmig_conn **conn)
+{
+	int ret;
+
+	if ((ret = rdmig_listener_create(&a->m.opts, l)) || (ret = rdmig_listen(*l, a->host, a->port)))
+		return ret;
+	if (a->allow.n)
+		rdmig_listener_set_filter(*l, cli_allow_filter, &a->allow);
+	if (a->m.verbose || isatty(STDERR_FILENO))
+		fprintf(stderr, "recv: listening on %s%s%s:%u\n", strchr(a->host, ':') ? "[" : "",
+			a->host, strchr(a->host, ':') ? "]" : "", rdmig_listener_port(*l));
+	return rdmig_accept(*l, conn);
+}
+
+const char *recv_errmsg(const char *err, const struct rdmig_dest *dest,
+			const struct rdmig_conn *conn, const struct rdmig_listener *l, int ret)
+{
+	if (err[0])
+		return err;
+	if (dest)
+		return rdmig_dest_errmsg(dest);
+	if (conn)
+		return rdmig_conn_errmsg(conn);
+	if (l)
+		return rdmig_listener_errmsg(l);
+	return rdmig_strerror(ret);
+}
+
+/* ------------------------------------------------------ output files -- */
+
+int recv_create_out(const char *dir, const char *name, char *err, size_t errlen)
+{
+	char path[4096 + IMGS_FILE_NAME];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
+	return fd;
+}
+
+void recv_remove_out(const char *dir, const char *name)
+{
+	char path[4096 + IMGS_FILE_NAME];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+}
+
+int recv_write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
