@@ -164,14 +164,14 @@ static void print_send_json(FILE *f, const struct bench_args *a, const struct rd
 		   "\"hash\": \"%s\", \"hash_seconds\": %.6f, \"sha256\": \"%s\", "
 		   "\"bytes_written\": %llu, \"bytes_compressed\": %llu, \"writes_posted\": %llu, "
 		   "\"writes_signaled\": %llu, \"register_round_trips\": %llu, "
-		   "\"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, "
+		   "\"register_ahead\": %llu, \"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, "
 		   "\"chunks_registered\": %llu, ",
 		a->file, (unsigned long long)total, t->total_us / 1e6, t->setup_us / 1e6,
 		(double)total / t->total_us, hash_name[a->hash], t->hash_seconds,
 		a->hash ? hex : "", (unsigned long long)st->bytes_written,
 		(unsigned long long)st->bytes_compressed, (unsigned long long)st->writes_posted,
 		(unsigned long long)st->writes_signaled, (unsigned long long)st->register_requests,
-		st->register_rtt_p50_us, st->register_rtt_p99_us,
+		(unsigned long long)st->register_ahead, st->register_rtt_p50_us, st->register_rtt_p99_us,
 		(unsigned long long)st->chunks_registered);
 	json_conn(f, c);
 	fprintf(f, "}\n");

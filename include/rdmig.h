@@ -363,8 +363,13 @@ struct rdmig_engine_stats {
 	uint64_t chunks_registered;    /* local chunk registrations */
 	uint64_t stream_bytes;         /* QEMU_FILE payload bytes */
 	uint64_t iterations;           /* REGISTER_FINISHED sent / received */
-	/* registration round-trip latencies in microseconds (source only) */
+	/* registration round-trip latencies in microseconds (source only),
+	 * from the request to its reply; a request sent ahead waits behind
+	 * the writes queued before it, and its time includes them */
 	double register_rtt_p50_us, register_rtt_p99_us;
+	/* of register_requests (source): those sent ahead, before the previous
+	 * chunk's write was posted, so that the round trip overlapped it */
+	uint64_t register_ahead;
 };
 
 struct rdmig_source;

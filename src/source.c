@@ -51,6 +51,7 @@ struct rdmig_source {
 	struct pending_write pending;
 	struct rdmig_engine_stats st;
 	struct latency_log rtt;
+	double register_t0; /* when the REGISTER_REQUEST awaiting its reply left */
 };
 
 static void free_block(struct src_block *b)
@@ -265,26 +266,32 @@ static int register_local_chunk(struct rdmig_source *s, struct src_block *b, uin
 	return 0;
 }
 
-/* REGISTER_REQUEST for one chunk; our own chunk is registered meanwhile. */
-static int register_remote_chunk(struct rdmig_source *s, uint32_t bi, uint64_t offset)
+/* REGISTER_REQUEST for the chunk at OFFSET of block BI; our own chunk is
+ * registered while the destination works on it.  The reply is taken by
+ * take_register_result, and no other control message may go in between. */
+static int ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset)
 {
 	struct src_block *b = &s->blocks[bi];
-	uint32_t chunk = (uint32_t)(offset >> RDMIG_CHUNK_SHIFT);
 	/* chunks = how many chunks AFTER the first (as QEMU sends and reads it) */
 	struct rdmig_register reg = {.key = b->remote_offset + offset, .block_index = bi, .chunks = 0};
-	struct rdmig_register_result res;
-	struct rdmig_msg reply;
 	uint8_t rec[RDMIG_REGISTER_SIZE];
-	double t0 = engine_now_us();
 	int ret;
 
+	s->register_t0 = engine_now_us();
 	rdmig_encode_register(&reg, rec);
 	ret = conn_request_send(s->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1,
 							  sizeof(rec), rec});
-	if (!ret)
-		ret = register_local_chunk(s, b, chunk);
-	if (!ret)
-		ret = conn_request_reply(s->c, RDMIG_MSG_REGISTER_RESULT, &reply);
+	return ret ? ret : register_local_chunk(s, b, (uint32_t)(offset >> RDMIG_CHUNK_SHIFT));
+}
+
+static int take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t offset)
+{
+	struct src_block *b = &s->blocks[bi];
+	uint32_t chunk = (uint32_t)(offset >> RDMIG_CHUNK_SHIFT);
+	struct rdmig_register_result res;
+	struct rdmig_msg reply;
+	int ret = conn_request_reply(s->c, RDMIG_MSG_REGISTER_RESULT, &reply);
+
 	if (ret)
 		return ret;
 	if (reply.repeat != 1)
@@ -302,37 +309,47 @@ static int register_remote_chunk(struct rdmig_source *s, uint32_t bi, uint64_t o
 	b->remote_rkey[chunk] = res.rkey;
 	b->remote_ok[chunk] = 1;
 	s->st.register_requests++;
-	return latency_log_add(&s->rtt, engine_now_us() - t0);
+	return latency_log_add(&s->rtt, engine_now_us() - s->register_t0);
 }
 
-/* Post the pending merged range: COMPRESS, or register if needed and write. */
-static int flush_pending(struct rdmig_source *s, bool last)
+/* Make the pending merged range ready to write: with dynamic registration
+ * a chunk without a key is registered, or COMPRESSed if the range is all
+ * zero (then nothing is left to write and the range is no longer pending). */
+static int settle_pending(struct rdmig_source *s)
+{
+	struct pending_write *w = &s->pending;
+	struct src_block *b = &s->blocks[w->block];
+	uint32_t chunk = (uint32_t)(w->offset >> RDMIG_CHUNK_SHIFT);
+	int ret = 0;
+
+	if (!w->active || s->pin_all)
+		return 0;
+	if (!b->remote_ok[chunk]) {
+		if (engine_is_zero(b->host + w->offset, w->len)) {
+			w->active = false;
+			return send_compress(s, w);
+		}
+		ret = ask_register(s, w->block, w->offset);
+		if (!ret)
+			ret = take_register_result(s, w->block, w->offset);
+	}
+	return ret ? ret : register_local_chunk(s, b, chunk);
+}
+
+/* Post the settled pending range as one RDMA WRITE. */
+static int post_pending(struct rdmig_source *s, bool last)
 {
 	struct pending_write w = s->pending;
 	struct src_block *b = &s->blocks[w.block];
 	uint32_t chunk = (uint32_t)(w.offset >> RDMIG_CHUNK_SHIFT);
 	uint32_t lkey, rkey;
-	int ret = 0;
+	int ret;
 
 	if (!w.active)
 		return 0;
 	s->pending.active = false;
-	if (s->pin_all) {
-		lkey = b->block_mr->lkey;
-		rkey = b->remote_block_rkey;
-	} else {
-		if (!b->remote_ok[chunk]) {
-			if (engine_is_zero(b->host + w.offset, w.len))
-				return send_compress(s, &w);
-			ret = register_remote_chunk(s, w.block, w.offset);
-		}
-		if (!ret)
-			ret = register_local_chunk(s, b, chunk);
-		if (ret)
-			return ret;
-		lkey = b->local_mr[chunk]->lkey;
-		rkey = b->remote_rkey[chunk];
-	}
+	lkey = s->pin_all ? b->block_mr->lkey : b->local_mr[chunk]->lkey;
+	rkey = s->pin_all ? b->remote_block_rkey : b->remote_rkey[chunk];
 	ret = conn_post_write(s->c, b->host + w.offset, (uint32_t)w.len, lkey,
 			      b->remote_host + w.offset, rkey, last,
 			      wrid_make(WRID_WRITE, w.block, chunk));
@@ -341,6 +358,12 @@ static int flush_pending(struct rdmig_source *s, bool last)
 		s->st.bytes_written += w.len;
 	}
 	return ret;
+}
+
+static int flush_pending(struct rdmig_source *s, bool last)
+{
+	int ret = settle_pending(s);
+	return ret ? ret : post_pending(s, last);
 }
 
 static bool can_merge(const struct rdmig_source *s, uint32_t bi, uint64_t offset, uint64_t len)
@@ -354,15 +377,45 @@ static bool can_merge(const struct rdmig_source *s, uint32_t bi, uint64_t offset
 	return s->pin_all || (p->offset >> RDMIG_CHUNK_SHIFT) == (offset >> RDMIG_CHUNK_SHIFT);
 }
 
+/*
+ * Whether the chunk of the range about to become pending may be registered
+ * ahead, after the write now flushed is settled and before it is posted:
+ * the round trip then overlaps that write on the wire instead of following
+ * it (on one QP a request waits behind the writes queued before it).  Only
+ * when the chunk would be registered anyway: no key yet, and this first
+ * piece of it is not all zero, so neither is the range merged from it.
+ * What goes on the wire is what QEMU sends, in another order.
+ */
+static bool can_register_ahead(const struct rdmig_source *s, uint32_t bi, uint64_t offset,
+			       uint64_t len)
+{
+	const struct src_block *b = &s->blocks[bi];
+
+	if (s->pin_all || !s->pending.active || b->remote_ok[offset >> RDMIG_CHUNK_SHIFT])
+		return false;
+	return !engine_is_zero(b->host + offset, len);
+}
+
 static int queue_range(struct rdmig_source *s, uint32_t bi, uint64_t offset, uint64_t len)
 {
+	bool ahead;
 	int ret;
 
 	if (can_merge(s, bi, offset, len)) {
 		s->pending.len += len;
 		return 0;
 	}
-	ret = flush_pending(s, false);
+	ret = settle_pending(s);
+	if (ret)
+		return ret;
+	ahead = can_register_ahead(s, bi, offset, len);
+	ret = ahead ? ask_register(s, bi, offset) : 0;
+	if (!ret)
+		ret = post_pending(s, false);
+	if (!ret && ahead) {
+		ret = take_register_result(s, bi, offset);
+		s->st.register_ahead += !ret;
+	}
 	if (!ret)
 		s->pending = (struct pending_write){true, bi, offset, len};
 	return ret;

@@ -404,7 +404,7 @@ static void print_json(const struct send_state *s, const struct rdmig_engine_sta
 	       "\"bytes_skipped_zero\": %llu, \"stream_bytes\": %llu, \"seconds\": %.6f, "
 	       "\"hash_seconds\": %.6f, \"throughput_MBps\": %.2f, \"writes_posted\": %llu, "
 	       "\"writes_signaled\": %llu, \"iterations\": %llu, \"register_round_trips\": %llu, "
-	       "\"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, "
+	       "\"register_ahead\": %llu, \"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, "
 	       "\"chunks_registered\": %llu",
 	       (unsigned long long)s->total, (unsigned long long)st->bytes_written,
 	       (unsigned long long)st->bytes_compressed, (unsigned long long)s->skipped_zero,
@@ -412,8 +412,8 @@ static void print_json(const struct send_state *s, const struct rdmig_engine_sta
 	       secs > 0 ? (double)s->total / secs / 1e6 : 0.0,
 	       (unsigned long long)st->writes_posted, (unsigned long long)st->writes_signaled,
 	       (unsigned long long)st->iterations, (unsigned long long)st->register_requests,
-	       st->register_rtt_p50_us, st->register_rtt_p99_us,
-	       (unsigned long long)st->chunks_registered);
+	       (unsigned long long)st->register_ahead, st->register_rtt_p50_us,
+	       st->register_rtt_p99_us, (unsigned long long)st->chunks_registered);
 	mig_json_conn(s->conn);
 	printf("}\n");
 }
@@ -433,9 +433,10 @@ static void print_human(const struct send_state *s, const struct rdmig_engine_st
 	       "hashing took %.2f s\n", mig_size(st->bytes_written, a, sizeof(a)),
 	       mig_size(st->bytes_compressed, b, sizeof(b)), mig_size(s->skipped_zero, c, sizeof(c)),
 	       mig_size(st->stream_bytes, d, sizeof(d)), s->hash_seconds);
-	printf("send: %llu RDMA writes, %llu register round trips (p50 %.1f us, p99 %.1f us), "
-	       "%llu iteration%s\n", (unsigned long long)st->writes_posted,
-	       (unsigned long long)st->register_requests, st->register_rtt_p50_us,
+	printf("send: %llu RDMA writes, %llu register round trips (%llu ahead of the previous "
+	       "write; p50 %.1f us, p99 %.1f us), %llu iteration%s\n",
+	       (unsigned long long)st->writes_posted, (unsigned long long)st->register_requests,
+	       (unsigned long long)st->register_ahead, st->register_rtt_p50_us,
 	       st->register_rtt_p99_us, (unsigned long long)st->iterations,
 	       st->iterations == 1 ? "" : "s");
 	mig_print_conn("send", s->conn);

@@ -270,12 +270,12 @@ static void print_json(const struct replay_state *s, const struct rdmig_engine_s
 	       "\"phases\": %u, \"ram_bytes\": %" PRIu64 ", \"stream_bytes\": %" PRIu64 ", "
 	       "\"bytes_written\": %" PRIu64 ", \"bytes_compressed\": %" PRIu64 ", "
 	       "\"writes_posted\": %" PRIu64 ", \"iterations\": %" PRIu64 ", "
-	       "\"register_round_trips\": %" PRIu64 ", \"register_rtt_p50_us\": %.1f, "
-	       "\"register_rtt_p99_us\": %.1f, \"seconds\": %.6f",
+	       "\"register_round_trips\": %" PRIu64 ", \"register_ahead\": %" PRIu64 ", "
+	       "\"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, \"seconds\": %.6f",
 	       s->a.port, caps.flags & RDMIG_CAP_PIN_ALL ? "true" : "false",
 	       s->rec.pin_all ? "true" : "false", s->rec.nblocks, s->rec.nphases, s->rec.ram_bytes,
 	       st->stream_bytes, st->bytes_written, st->bytes_compressed, st->writes_posted,
-	       st->iterations, st->register_requests, st->register_rtt_p50_us,
+	       st->iterations, st->register_requests, st->register_ahead, st->register_rtt_p50_us,
 	       st->register_rtt_p99_us, secs);
 	mig_json_conn(s->conn);
 	printf("}\n");
@@ -293,9 +293,10 @@ static void print_human(const struct replay_state *s, const struct rdmig_engine_
 	       mig_size(s->rec.ram_bytes, a, sizeof(a)), secs, s->rec.nphases,
 	       caps.flags & RDMIG_CAP_PIN_ALL ? "pin-all" : "dynamic");
 	printf("send: written %s, compressed %s, stream %s; %" PRIu64 " register round trips "
-	       "(p50 %.1f us, p99 %.1f us), %" PRIu64 " REGISTER_FINISHED\n",
+	       "(%" PRIu64 " ahead of the previous write; p50 %.1f us, p99 %.1f us), %" PRIu64
+	       " REGISTER_FINISHED\n",
 	       mig_size(st->bytes_written, a, sizeof(a)), mig_size(st->bytes_compressed, b, sizeof(b)),
-	       mig_size(st->stream_bytes, c, sizeof(c)), st->register_requests,
+	       mig_size(st->stream_bytes, c, sizeof(c)), st->register_requests, st->register_ahead,
 	       st->register_rtt_p50_us, st->register_rtt_p99_us, st->iterations);
 	mig_print_conn("send", s->conn);
 }

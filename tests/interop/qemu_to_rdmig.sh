@@ -481,6 +481,10 @@ check_replay() {
 		cp=$(sent_by_type "$tag" copied REGISTER_REQUEST)
 		check "$tag: REGISTER_REQUEST went inline to QEMU (inline/copied $inl/$cp)" \
 			test "${inl:-0}" -gt 0 -a "${cp:-1}" = 0
+		# QEMU takes a chunk's REGISTER_REQUEST sent before the previous
+		# chunk's write was posted (the RAM file comparison proves it)
+		check "$tag: registrations went ahead of the previous write ($(json_num "$WORK/$tag.replay.json" register_ahead) of $(json_num "$WORK/$tag.replay.json" register_round_trips))" \
+			test "$(json_num "$WORK/$tag.replay.json" register_ahead)" -gt 0
 		check "$tag: zero chunks went as COMPRESS ($(json_num "$WORK/$tag.replay.json" bytes_compressed) bytes)" \
 			test "$(json_num "$WORK/$tag.replay.json" bytes_compressed)" -gt 0
 	fi
