@@ -265,6 +265,8 @@ def bulk_part(out, res):
             row["setup_seconds"] = x.get("setup_seconds")
             row["hash_seconds"] = x.get("hash_seconds")
             row["register_rtt_p50_us"] = x.get("register_rtt_p50_us")
+            row["register_round_trips"] = x.get("register_round_trips")
+            row["register_ahead"] = x.get("register_ahead")
             row["bytes_written"] = x.get("bytes_written")
             row["bytes_compressed"] = x.get("bytes_compressed")
             row["verified"] = (r.get("peer") or {}).get("verified")
@@ -283,17 +285,19 @@ def bulk_part(out, res):
     print("kinds: engine = rdmig-bench bulk (library only), hashthread = the same with SHA-256\n"
           "on a second thread, tool = rdmig send -> recv (SHA-256 in line), qemu = QEMU -> QEMU\n"
           "(w: QEMU reported total-time 0; timed from the migrate command to \"completed\")")
-    print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s" % (
+    print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s %11s" % (
         "kind", "device", "image", "reg", "seconds", "setup s", "MB/s", "/ib_wr_bw", "/QEMU t",
-        "hash s"))
+        "hash s", "reg/ahead"))
     for r in rows:
-        print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s" % (
+        print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s %11s" % (
             r["kind"], r["device"], r["image"], r["registration"],
             "FAILED" if r["seconds"] is None else
             "%.2f%s" % (r["seconds"], "w" if r.get("timed_by") == "wall" else ""),
             "%.2f" % r["setup_seconds"] if r.get("setup_seconds") is not None else "-",
             r["MBps"], r["ratio_ib_write_bw"], r["ratio_qemu_time"],
-            "%.2f" % r["hash_seconds"] if r.get("hash_seconds") else "-"))
+            "%.2f" % r["hash_seconds"] if r.get("hash_seconds") else "-",
+            "%s/%s" % (r["register_round_trips"], r["register_ahead"])
+            if r.get("register_round_trips") else "-"))
     for dev, c in sorted(ceil.items()):
         print("ib_write_bw %s: %s MB/s before, %s after, mean %s" % (
             dev, c.get("before_MBps"), c.get("after_MBps"), c["mean_MBps"]))

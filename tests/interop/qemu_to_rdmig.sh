@@ -518,6 +518,45 @@ replay_refused() {
 	wait "$bpid" 2>/dev/null
 }
 
+# replay_interrupted TAG PORT: SIGTERM while a replay runs: rdmig tells
+# QEMU (ERROR) and exits 143 with one line saying so; QEMU's destination
+# gives the migration up at once (QEMU 7.2 then exits with status 1)
+# instead of waiting for a peer that is gone.
+replay_interrupted() {
+	local tag=$1 port=$2 rpid ipid st rc lines t0 gone=no
+	qemu_vm "$tag-int" -object "memory-backend-ram,id=pc.ram,size=${MEM_MIB}M" -S \
+		-incoming "rdma:$IP:$port"
+	ipid=$QPID
+	# no `timeout` around rdmig: the signal must reach rdmig itself
+	"$RDMIG" send --qemu-replay "$WORK/$tag.out" --to "$IP:$port" --timeout 20 \
+		>/dev/null 2>"$WORK/$tag.int.err" </dev/null &
+	rpid=$!
+	st=$(qmp "$WORK/$tag-int.qmp" active 60)
+	kill -TERM "$rpid"
+	# a watchdog, so that a hang fails the check instead of the test
+	(sleep 60; kill -KILL "$rpid" 2>/dev/null) &
+	local dog=$!
+	wait "$rpid"
+	rc=$?
+	kill "$dog" 2>/dev/null
+	check "$tag: SIGTERM while QEMU's incoming migration is $st: rdmig exits 143 ($rc)" \
+		test "$st" = active -a "$rc" = 143
+	lines=$(grep -c '^rdmig: ' "$WORK/$tag.int.err")
+	check "$tag: with one error line saying QEMU was told ($(grep '^rdmig: ' "$WORK/$tag.int.err" | head -n1))" \
+		test "$lines" = 1 -a -n "$(grep '^rdmig: .*interrupted by SIGTERM.*QEMU was told' "$WORK/$tag.int.err")"
+	t0=$(now_ms)
+	while [ $(($(now_ms) - t0)) -lt 30000 ]; do
+		kill -0 "$ipid" 2>/dev/null || { gone=yes; break; }
+		sleep 0.2
+	done
+	wait "$ipid" 2>/dev/null
+	rc=$?
+	check "$tag: QEMU's destination gave up within $(($(now_ms) - t0)) ms (exited $rc)" \
+		test "$gone" = yes -a "$rc" != 0
+	grep -h -i 'error\|fail' "$WORK/$tag-int.qemu.log" | head -n 2 | sed 's/^/#   QEMU: /'
+	kill "$ipid" 2>/dev/null
+}
+
 mode_replay() { # dynamic | pin_all: a stopped VM
 	local tag=$1 mode=$2
 	ram_file "$tag"
@@ -530,7 +569,10 @@ mode_replay() { # dynamic | pin_all: a stopped VM
 	fi
 	qmp "$WORK/$tag-rdst.qmp" quit >/dev/null 2>&1
 	wait "$DPID" 2>/dev/null
-	[ "$mode" = dynamic ] && replay_refused "$tag" $((PORT + 3))
+	if [ "$mode" = dynamic ]; then
+		replay_refused "$tag" $((PORT + 3))
+		replay_interrupted "$tag" $((PORT + 4))
+	fi
 	echo "# $tag: replay into QEMU $(json_num "$WORK/$tag.replay.json" seconds) s (rdmig, connect .. last byte; mode compare times it against QEMU -> QEMU)"
 }
 

@@ -7,6 +7,8 @@ usage: qmp.py SOCKET hmp 'COMMAND LINE'      print a human-monitor command's out
                                              a JSON summary, exit 0 only if completed
        qmp.py SOCKET incoming [TIMEOUT]      wait until an incoming migration is over;
                                              prints a JSON summary, exit 0 only if completed
+       qmp.py SOCKET active [TIMEOUT]        wait until a migration (either side) is active;
+                                             prints its status, exit 0 only if active
        qmp.py SOCKET status                  print the run state
        qmp.py SOCKET EXECUTE [JSON-ARGS]     any command; prints its "return"
 
@@ -95,6 +97,19 @@ def incoming(q, timeout):
     return 0 if out["status"] == "completed" else 1
 
 
+def active(q, timeout):
+    """Poll query-migrate until the migration is under way (or over)."""
+    t0 = time.monotonic()
+    status = None
+    while time.monotonic() - t0 < timeout:
+        status = q.execute("query-migrate").get("status")
+        if status in ("active", "completed", "failed", "cancelled"):
+            break
+        time.sleep(0.02)
+    print(status)
+    return 0 if status == "active" else 1
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
@@ -113,6 +128,8 @@ def main(argv):
         return migrate(q, argv[3], float(argv[4]) if len(argv) > 4 else 300.0)
     if cmd == "incoming":
         return incoming(q, float(argv[3]) if len(argv) > 3 else 120.0)
+    if cmd == "active":
+        return active(q, float(argv[3]) if len(argv) > 3 else 120.0)
     if cmd == "status":
         print(q.execute("query-status")["status"])
         return 0
