@@ -37,10 +37,28 @@ static const char *wrid_kind_name(enum wrid_kind k)
 	return "unknown work request";
 }
 
+/* Whether a message reaped but not yet taken is the peer's ERROR. */
+static bool peer_error_arrived(struct rdmig_conn *c)
+{
+	for (int slot = SLOT_READY; slot <= SLOT_DATA; slot++) {
+		struct rdmig_header h;
+
+		if (!c->recv[slot].done || c->recv[slot].byte_len < RDMIG_HEADER_SIZE)
+			continue;
+		rdmig_decode_header(conn_slot_buf(c, (enum conn_slot)slot), &h);
+		if (h.type == RDMIG_MSG_ERROR)
+			return true;
+	}
+	return false;
+}
+
 /*
  * A flush after the peer went away is a disconnect, not a local bug: note
  * it and go on reaping, because a message that completed before it (an
- * ERROR, say) must still be seen.  Any other failure is an error at once.
+ * ERROR, say) must still be seen.  Any other failure is an error at once;
+ * when the peer's ERROR came first (receives are reaped first), that is
+ * the cause: a destination that aborts sends ERROR, then drops its memory,
+ * and our writes still on their way fail with a remote access error.
  */
 static int completion_failed(struct rdmig_conn *c, const struct ibv_wc *wc)
 {
@@ -52,6 +70,12 @@ static int completion_failed(struct rdmig_conn *c, const struct ibv_wc *wc)
 				 wrid_kind_name(k), ibv_wc_status_str(wc->status));
 		c->disconnected = true;
 		return 0;
+	}
+	if (peer_error_arrived(c)) {
+		c->counters.received[RDMIG_MSG_ERROR]++;
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EPEER,
+				   "the peer sent ERROR (then our %s failed: %s)", wrid_kind_name(k),
+				   ibv_wc_status_str(wc->status));
 	}
 	if (k == WRID_WRITE)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ECOMPLETION,
