@@ -266,6 +266,13 @@ int conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const ch
 		 * and waking from poll(2) can cost a scheduler tick. */
 		if (spin_until && !c->disconnected && now_us() < spin_until)
 			continue;
+		if (c->disconnected && peer_error_arrived(c)) {
+			/* it said why before it went: that is the cause */
+			c->counters.received[RDMIG_MSG_ERROR]++;
+			return rdmig__fail(&c->opts, c->errmsg, RDMIG_EPEER,
+					   "the peer sent ERROR and disconnected while we waited "
+					   "for %s", what);
+		}
 		if (c->disconnected) {
 			/* Not necessarily an error: a source ends a migration this way.
 			 * The caller decides; log it at INFO only. */
