@@ -48,7 +48,7 @@ set style data histograms; set style histogram clustered gap 1; set style fill s
 set xtics rotate by -25; set ylabel "MB/s (block bytes / seconds)"; set grid ytics
 set key top left
 plot "bulk.dat" using 2:xtic(1) title "rdmig engine", \
-     "" using 3 title "engine + SHA-256 on a thread", "" using 4 title "rdmig send (SHA-256 in line)", \
+     "" using 3 title "engine + SHA-256 on a thread", "" using 4 title "rdmig send (SHA-256 on a thread)", \
      "" using 5 title "QEMU -> QEMU", "" using 6 title "ib_write_bw"
 GP
 fi

@@ -283,7 +283,8 @@ def bulk_part(out, res):
     print("\n## Bulk: one %d MiB RAM block (seconds from connect to the end of the "
           "iteration; QEMU: query-migrate total-time)" % d["bulk_mib"])
     print("kinds: engine = rdmig-bench bulk (library only), hashthread = the same with SHA-256\n"
-          "on a second thread, tool = rdmig send -> recv (SHA-256 in line), qemu = QEMU -> QEMU\n"
+          "on a second thread, tool = rdmig send -> recv (SHA-256 on its own thread, trailer),\n"
+          "qemu = QEMU -> QEMU; reg/ahead: REGISTER round trips / of them sent ahead\n"
           "(w: QEMU reported total-time 0; timed from the migrate command to \"completed\")")
     print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s %11s" % (
         "kind", "device", "image", "reg", "seconds", "setup s", "MB/s", "/ib_wr_bw", "/QEMU t",
@@ -332,8 +333,13 @@ def goals(res):
     g = {}
     cost = [r for r in res.get("cost", {}).get("rows", [])
             if r["round_trip"] or r["bytes"] in (16, 32, 40)]
-    worst = max((r["ratio_whole"] for r in cost if r["ratio_whole"]), default=None)
-    g["cpu_cost"] = {"goal": "sender instructions per fixed-size message, inline / copy <= 0.7",
+    # a round trip's median counts its wait for the reply (timing, not
+    # work): its minimum, the reply there at the first look, is the work
+    def work(r):
+        return r["ratio_min"] if r["round_trip"] else r["ratio_whole"]
+    worst = max((work(r) for r in cost if work(r)), default=None)
+    g["cpu_cost"] = {"goal": "sender instructions per fixed-size message, inline / copy <= 0.7 "
+                             "(round trip: its minimum)",
                      "per_class": {"%s %s" % (r["device"], "RTT" if r["round_trip"] else r["bytes"]):
                                    {"whole": r["ratio_whole"], "min": r["ratio_min"],
                                     "post": r["ratio_post"]}
