@@ -332,16 +332,27 @@ static int start_hashing(struct send_state *s)
 	return 0;
 }
 
-/* Wait for the digests (the migration ends with them) and take them. */
-static void finish_hashing(struct send_state *s)
+/* Wait for the digests (the migration ends with them) and take them.  The
+ * destination waits for the trailer meanwhile: keep it from giving up
+ * after --timeout of silence (and notice if it went away), and give way to
+ * SIGINT/SIGTERM. */
+static int finish_hashing(struct send_state *s)
 {
+	const struct timespec tick = {0, 10 * 1000 * 1000};
 	double t0 = mig_now();
 
+	s->beat_every = KEEP_ALIVE_S;
+	while (!hash_thread_done(s->hasher)) {
+		if (cli_cancelled() || keep_alive(s))
+			return -1;
+		nanosleep(&tick, NULL);
+	}
 	s->hash_seconds = hash_thread_finish(s->hasher, false);
 	s->hasher = NULL;
 	s->hash_wait_seconds = mig_now() - t0;
 	for (int i = 0; i < s->a.nfiles; i++)
 		memcpy(s->desc[i].sha256, s->hashes[i].digest, SHA256_DIGEST_SIZE);
+	return 0;
 }
 
 static int write_stream_part(struct send_state *s, int trailer)
@@ -377,7 +388,7 @@ static int migrate(struct send_state *s)
 	struct rdmig_caps caps;
 	int ret, early = check_memlock(s, s->a.m.opts.pin_all, NULL);
 
-	if (early < 0 || start_hashing(s))
+	if (early < 0)
 		return -1;
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
@@ -394,6 +405,11 @@ static int migrate(struct send_state *s)
 	 * needs it to allocate its blocks before RAM_BLOCKS_REQUEST */
 	if ((ret = write_stream_part(s, 0)) || (ret = rdmig_source_setup(s->src)))
 		return ret;
+	/* hashing overlaps the data, not the connection's setup: a migration
+	 * is under way for at least as long as the hash takes, as with hashing
+	 * in line (a SIGINT or a dying peer meets a migration, not a finished one) */
+	if (start_hashing(s))
+		return -1;
 	if (caps.flags & RDMIG_CAP_PIN_ALL)
 		s->beat_every = KEEP_ALIVE_S;
 	s->last_beat = mig_now();
@@ -401,9 +417,8 @@ static int migrate(struct send_state *s)
 	for (uint32_t b = 0; b < (uint32_t)s->a.nfiles; b++)
 		if (send_block(s, b))
 			return -1;
-	if ((ret = rdmig_source_end_iteration(s->src)))
+	if ((ret = rdmig_source_end_iteration(s->src)) || (ret = finish_hashing(s)))
 		return ret;
-	finish_hashing(s);
 	s->t_end = mig_now(); /* the data and its digests are ready */
 	mig_progress_end(&s->prog);
 	return write_stream_part(s, 1);

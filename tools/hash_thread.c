@@ -17,7 +17,7 @@ struct hash_thread {
 	pthread_t tid;
 	struct hash_region *regions;
 	size_t n;
-	atomic_bool stop;
+	atomic_bool stop, done;
 	double seconds;
 };
 
@@ -49,6 +49,7 @@ static void *hash_all(void *arg)
 	}
 out:
 	t->seconds = now_s() - t0;
+	atomic_store(&t->done, true);
 	return NULL;
 }
 
@@ -64,6 +65,7 @@ int hash_thread_start(struct hash_region *regions, size_t n, struct hash_thread 
 	t->regions = regions;
 	t->n = n;
 	atomic_init(&t->stop, false);
+	atomic_init(&t->done, false);
 	/* the new thread inherits the mask: signals stay with the caller */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -78,6 +80,11 @@ int hash_thread_start(struct hash_region *regions, size_t n, struct hash_thread 
 	}
 	*out = t;
 	return 0;
+}
+
+bool hash_thread_done(struct hash_thread *t)
+{
+	return atomic_load(&t->done);
 }
 
 double hash_thread_finish(struct hash_thread *t, bool stop)

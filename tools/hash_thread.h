@@ -30,6 +30,9 @@ struct hash_thread;
 /* 0, or -1 with errno (the thread could not be started). */
 int hash_thread_start(struct hash_region *regions, size_t n, struct hash_thread **out);
 
+/* Whether the thread has finished (or stopped): finishing it will not wait. */
+bool hash_thread_done(struct hash_thread *t);
+
 /* Wait for the thread (told to stop at its next 1 MiB when STOP) and free
  * it; the seconds it spent hashing.  NULL: 0. */
 double hash_thread_finish(struct hash_thread *t, bool stop);
