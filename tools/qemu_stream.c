@@ -25,9 +25,13 @@ enum {
 #define RAM_SAVE_FLAG_EOS 0x10u
 #define RAM_SAVE_FLAG_HOOK 0x80u /* RDMA: the registration phase starts here */
 
-/* QEMU_VM_COMMAND values we let pass; both carry fixed lengths. */
+/* QEMU_VM_COMMAND values we let pass; each carries a fixed length.
+ * SWITCHOVER_START (QEMU 10.0, machine types 10.0 and later) tells the
+ * destination's devices that the switchover is near; it has no payload and
+ * changes nothing in RAM, so it is kept in stream.bin and replayed as is. */
 #define MIG_CMD_OPEN_RETURN_PATH 1u
 #define MIG_CMD_PING 2u
+#define MIG_CMD_SWITCHOVER_START 11u
 
 /* Parser states; each names the field being collected. */
 enum {
@@ -61,7 +65,7 @@ enum { SUB_PAGE_BITS = 1, SUB_CAPS, SUB_UUID };
 static const char *const cmd_names[] = {
 	"INVALID", "OPEN_RETURN_PATH", "PING", "POSTCOPY_ADVISE", "POSTCOPY_LISTEN",
 	"POSTCOPY_RUN", "POSTCOPY_RAM_DISCARD", "POSTCOPY_RESUME", "PACKAGED", "RECV_BITMAP",
-	"ENABLE_COLO",
+	"ENABLE_COLO", "SWITCHOVER_START",
 };
 
 static uint64_t get_be(const uint8_t *p, size_t n)
@@ -416,7 +420,8 @@ static int command(struct qs_parser *p, uint64_t cmd, uint64_t len)
 {
 	const char *name = cmd < sizeof(cmd_names) / sizeof(cmd_names[0]) ? cmd_names[cmd] : "?";
 
-	if ((cmd == MIG_CMD_OPEN_RETURN_PATH && len == 0) || (cmd == MIG_CMD_PING && len == 4))
+	if ((cmd == MIG_CMD_OPEN_RETURN_PATH && len == 0) || (cmd == MIG_CMD_PING && len == 4) ||
+	    (cmd == MIG_CMD_SWITCHOVER_START && len == 0))
 		return len ? skip(p, S_CMD_DATA, len) : expect(p, S_TOP, 1);
 	return fail(p, "QEMU_VM_COMMAND %llu (%s) of %llu bytes is not supported (postcopy, COLO "
 		    "and packaged streams are not)", (unsigned long long)cmd, name,

@@ -608,6 +608,37 @@ TEST(bad_commands)
 	CHECK_REJECTS(&r, "QEMU_VM_COMMAND 999 (?)");
 }
 
+/* QEMU 10.0 (machine types 10.0 and later) sends MIG_CMD_SWITCHOVER_START
+ * between the last iteration and the completion; it carries nothing. */
+TEST(qemu_10_switchover_start)
+{
+	struct qs_parser p;
+	struct raw r;
+
+	sample_head(&r);
+	ram_section(&r, 0, 2);
+	ram_section(&r, 0x02, 2);
+	be(&r, 0x08, 1); /* QEMU_VM_COMMAND SWITCHOVER_START */
+	be(&r, 11, 2);
+	be(&r, 0, 2);
+	ram_section(&r, 0x03, 2);
+	device_state(&r);
+	eof_vmdesc(&r);
+	qs_init(&p, 1ull << 40);
+	CHECK_EQ(feed_all(&p, &r), QS_EV_BLOCKS | QS_EV_HOOK);
+	CHECK_EQ(p.hooks, 3);
+	CHECK(p.ram_ended);
+	CHECK_OK(qs_finish(&p));
+	CHECK_EQ(p.end, QS_END_VMDESC);
+	qs_free(&p);
+
+	file_header(&r); /* with a payload it is not QEMU's */
+	be(&r, 0x08, 1);
+	be(&r, 11, 2);
+	be(&r, 4, 2);
+	CHECK_REJECTS(&r, "QEMU_VM_COMMAND 11 (SWITCHOVER_START) of 4 bytes");
+}
+
 TEST(bad_ram_total)
 {
 	struct raw r;
