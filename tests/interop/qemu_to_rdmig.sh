@@ -4,8 +4,11 @@
 # RDMAVM_SIW_IP are set.  Outside it, or without QEMU, the test FAILS: a
 # missing piece is a broken setup, never a reason to skip.
 #
-# Usage: tests/interop/qemu_to_rdmig.sh BUILD_DIR DEVICE [MODE]
+# Usage: tests/interop/qemu_to_rdmig.sh BUILD_DIR DEVICE [MODE [QEMU]]
 #   DEVICE: rxe | siw
+#   QEMU:   7.2 (default) | 10.0.2 | inline: the peer, as scripts/qemu-peer
+#           finds it (10.0.2 and inline must have been fetched or built on
+#           the host before the guest booted: scripts/test does that)
 #   MODE:   dynamic  a stopped 64 MiB VM (TCG, -M pc, RAM from a shared file
 #                    of random, zero and patterned chunks), dynamic
 #                    registration (default)
@@ -30,16 +33,16 @@
 # shellcheck disable=SC2317 # helpers run through check() and trap
 set -uo pipefail
 
-if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-	echo "usage: $0 BUILD_DIR DEVICE [dynamic|pin_all|live|killed|compare|replay|replay_pin_all|replay_live]" >&2
+if [ $# -lt 2 ] || [ $# -gt 4 ]; then
+	echo "usage: $0 BUILD_DIR DEVICE [dynamic|pin_all|live|killed|compare|replay|replay_pin_all|replay_live [7.2|10.0.2|inline]]" >&2
 	exit 2
 fi
 BUILD=$(cd "$1" 2>/dev/null && pwd) || { echo "FAIL - no build directory '$1'"; exit 1; }
 DEVICE=$2
 MODE=${3:-dynamic}
+QEMU_VERSION=${4:-7.2}
 HERE=$(cd "$(dirname "$0")" && pwd)
 RDMIG=$BUILD/rdmig
-QEMU=qemu-system-x86_64
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 MEM_MIB=64
@@ -48,7 +51,13 @@ MEM_MIB=64
 . "$HERE/../lib/check.sh"
 device_ip "$DEVICE" interop
 [ -x "$RDMIG" ] || { echo "FAIL - $RDMIG is missing: build first"; exit 1; }
-command -v "$QEMU" >/dev/null || { echo "FAIL - $QEMU is not installed (apt-get install qemu-system-x86)"; exit 1; }
+QEMU=$("$HERE/../../scripts/qemu-peer" "$QEMU_VERSION" 2>"${TMPDIR:-/tmp}/qemu-peer.$$" | tail -n1)
+if [ ! -x "$QEMU" ]; then
+	echo "FAIL - no QEMU $QEMU_VERSION: $(tail -n1 "${TMPDIR:-/tmp}/qemu-peer.$$")"
+	rm -f "${TMPDIR:-/tmp}/qemu-peer.$$"
+	exit 1
+fi
+rm -f "${TMPDIR:-/tmp}/qemu-peer.$$"
 "$PY" -c 'import json, socket' 2>/dev/null || { echo "FAIL - python3 is missing"; exit 1; }
 echo "# $($QEMU --version | head -n1); accel tcg (no usable KVM in the test guest); device $DEVICE ($IP)"
 
@@ -154,7 +163,8 @@ show_failure() { # TAG: what helps to understand a failed migration
 blocks_match() {
 	local tag=$1 name used size n=0 bad=0
 	# (no process substitution: the guest has no /dev/fd)
-	awk 'NF >= 6 && $1 != "Block" { print $1, $(NF-1) }' "$WORK/$tag.ramblocks" >"$WORK/$tag.used"
+	# NAME PSIZE UNIT 0xOFFSET 0xUSED 0xTOTAL, and in 10.0 also 0xHVA RO
+	awk 'NF >= 6 && $1 != "Block" { print $1, $5 }' "$WORK/$tag.ramblocks" >"$WORK/$tag.used"
 	while read -r name used; do
 		size=$(stat -c %s "$WORK/$tag.out/$(safe_name "$name").img" 2>/dev/null || echo -1)
 		n=$((n + 1))
