@@ -194,34 +194,78 @@ static int keep_mr(struct rdmig_dest *d, struct ibv_mr *mr)
 	return 0;
 }
 
-/* Register chunks [first, first + count) of b as one region (one rkey). */
-static int register_chunks(struct rdmig_dest *d, struct dst_block *b, uint32_t first,
-			   uint32_t count, uint32_t *rkey)
+/* The region already registered over chunk `first` when it covers the
+ * byte range [start, end) of b whole; else NULL. */
+static struct ibv_mr *covering_mr(const struct dst_block *b, uint32_t first, uint64_t start,
+				  uint64_t end)
+{
+	struct ibv_mr *mr = b->chunk_mr[first];
+	uintptr_t lo = (uintptr_t)(b->host + start), hi = (uintptr_t)b->host + end;
+
+	if (mr && (uintptr_t)mr->addr <= lo && (uintptr_t)mr->addr + mr->length >= hi)
+		return mr;
+	return NULL;
+}
+
+/* The first chunk of [first, first + count) that is registered, or count. */
+static uint32_t first_registered(const struct dst_block *b, uint32_t first, uint32_t count)
+{
+	uint32_t i = 0;
+
+	while (i < count && !b->chunk_mr[first + i])
+		i++;
+	return i;
+}
+
+/*
+ * Register chunks [first, first + count) of b as one region (one rkey).
+ *
+ * Regions never overlap, so the bytes registered per block never exceed
+ * the block, however often a source asks: a range inside one region is
+ * answered with that region's key, a range of unregistered chunks gets a
+ * new region, and a range that straddles a region (or part registered,
+ * part not) is refused.  Re-registering it would pin its bytes twice, and
+ * the old key cannot be dropped (the source may still write with it).
+ * QEMU's source asks one chunk at a time (its writes never cross a chunk),
+ * and so does rdmig's.
+ */
+static int register_chunks(struct dst_block *b, struct rdmig_dest *d, uint32_t rec,
+			   uint32_t first, uint32_t count, uint32_t *rkey)
 {
 	uint64_t start = (uint64_t)first << RDMIG_CHUNK_SHIFT;
 	uint64_t end = (uint64_t)(first + count) << RDMIG_CHUNK_SHIFT;
 	struct ibv_mr *mr;
+	uint32_t taken;
 
 	if (b->block_mr) {
 		*rkey = b->block_mr->rkey;
 		return 0;
 	}
-	if (count == 1 && b->chunk_mr[first]) {
-		*rkey = b->chunk_mr[first]->rkey;
-		return 0;
-	}
 	if (end > b->length)
 		end = b->length;
+	mr = covering_mr(b, first, start, end);
+	if (mr) {
+		*rkey = mr->rkey;
+		return 0;
+	}
+	taken = first_registered(b, first, count);
+	if (taken < count)
+		return engine_abort(d->c, RDMIG_EPROTO,
+				    "REGISTER_REQUEST record %u: chunks %u..%u of block %u (%s), but "
+				    "chunk %u is already registered in another range: a chunk is "
+				    "registered once", rec, first, first + count - 1,
+				    (unsigned)(b - d->blocks), b->name, first + taken);
 	mr = ibv_reg_mr(d->c->pd, b->host + start, end - start, DEST_ACCESS);
 	if (!mr)
-		return engine_reg_failed(d->c, "destination chunk", b->name, end - start);
+		return engine_abort_keep(d->c, engine_reg_failed(d->c, "destination chunk", b->name,
+								 end - start));
 	if (keep_mr(d, mr)) {
 		ibv_dereg_mr(mr);
-		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ENOMEM, "out of memory");
+		return engine_abort_keep(d->c, rdmig__fail(&d->c->opts, d->c->errmsg,
+							   RDMIG_ENOMEM, "out of memory"));
 	}
 	for (uint32_t i = first; i < first + count; i++)
-		if (!b->chunk_mr[i])
-			b->chunk_mr[i] = mr;
+		b->chunk_mr[i] = mr;
 	d->st.chunks_registered += count;
 	*rkey = mr->rkey;
 	return 0;
@@ -255,9 +299,9 @@ static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in,
 				    "REGISTER_REQUEST record %u: chunk %u plus %llu more of block "
 				    "%u, which has %u", rec, chunk, (unsigned long long)r.chunks,
 				    r.block_index, b->nchunks);
-	ret = register_chunks(d, b, chunk, (uint32_t)r.chunks + 1, &res.rkey);
+	ret = register_chunks(b, d, rec, chunk, (uint32_t)r.chunks + 1, &res.rkey);
 	if (ret)
-		return engine_abort_keep(d->c, ret);
+		return ret;
 	res.host_addr = (uintptr_t)b->host; /* the block start, as QEMU answers */
 	rdmig_encode_register_result(&res, out);
 	return 0;

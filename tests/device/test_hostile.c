@@ -20,6 +20,7 @@
  * raw bytes (rawpeer.h) where the API would refuse.
  */
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -601,6 +602,131 @@ DEVICE_TEST(register_repeat_4096_with_the_last_record_bad_is_refused)
 			     i + 1 < RDMIG_MAX_REPEAT ? VRAM : NBLOCKS, 0);
 	run_attack(dev, &a);
 	free(recs);
+}
+
+/* A range over a chunk that is registered already, in a range of its own:
+ * registering it again would pin its bytes twice, so it is refused. */
+DEVICE_TEST(register_over_a_registered_chunk_is_refused)
+{
+	uint8_t recs[2 * RDMIG_REGISTER_SIZE] = {0};
+	struct attack a = typed(RDMIG_MSG_REGISTER_REQUEST, recs, sizeof(recs),
+				RDMIG_REGISTER_SIZE, RDMIG_EPROTO,
+				"REGISTER_REQUEST record 1: chunks 0..1 of block 0 (ram), but chunk 0 "
+				"is already registered in another range");
+
+	register_rec(recs, 0, RAM, 0);
+	register_rec(recs + RDMIG_REGISTER_SIZE, 0, RAM, 1);
+	run_attack(dev, &a);
+}
+
+/* Registration amplification (issue 15): REGISTER_REQUESTs of 4096 records,
+ * each the whole of a block, again and again.  Each range is registered
+ * once and answered with that key; the destination's pinned memory (VmPin)
+ * grows by at most its blocks. */
+#define PIN_ROUNDS 3
+
+/* VmPin of this process in KiB, or -1. */
+static long vmpin_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+static void dest_counts_pins(struct rdmig_conn *c, void *arg)
+{
+	struct guarded g[NBLOCKS];
+	struct rdmig_block blocks[NBLOCKS];
+	struct rdmig_dest *d = NULL;
+	struct rdmig_event ev = {0};
+	long before, after, bound = (long)((layout[RAM].length + layout[VRAM].length) / KIB);
+	int ret;
+
+	for (int i = 0; i < NBLOCKS; i++) {
+		CHECK(map_guarded(&g[i], layout[i].length, (uint32_t)i + 1));
+		blocks[i] = (struct rdmig_block){layout[i].name, g[i].host, layout[i].length, 0};
+	}
+	CHECK_OK(rdmig_dest_create(c, &d));
+	CHECK_OK(rdmig_dest_set_blocks(d, blocks, NBLOCKS));
+	before = vmpin_kib();
+	do
+		ret = rdmig_dest_next(d, &ev);
+	while (ret == 0 && ev.type != RDMIG_EV_ITERATION_DONE && ev.type != RDMIG_EV_END);
+	after = vmpin_kib();
+	fprintf(stderr, "# destination VmPin: %ld KiB before, %ld KiB after %d x 4096 "
+		"whole-block requests (bound: +%ld KiB, its blocks); %s\n", before, after,
+		PIN_ROUNDS, bound, rdmig_dest_errmsg(d));
+	CHECK_OK(ret);
+	CHECK_EQ(ev.type, RDMIG_EV_ITERATION_DONE);
+	CHECK(before >= 0 && after >= 0);
+	CHECK(after - before <= bound);
+	while (ret == 0 && ev.type != RDMIG_EV_END)
+		ret = rdmig_dest_next(d, &ev);
+	rdmig_dest_destroy(d);
+	for (int i = 0; i < NBLOCKS; i++)
+		munmap(g[i].map, g[i].map_len);
+}
+
+/* One request of 4096 records, all block `block` whole; every record must
+ * come back with the same key. */
+static void ask_whole_block(struct rdmig_conn *c, uint8_t *recs, int block)
+{
+	uint32_t len = RDMIG_MAX_REPEAT * RDMIG_REGISTER_SIZE;
+	uint64_t chunks = (layout[block].length - 1) >> RDMIG_CHUNK_SHIFT;
+	struct rdmig_msg reply;
+	struct rdmig_register_result first, res;
+
+	for (uint32_t i = 0; i < RDMIG_MAX_REPEAT; i++)
+		register_rec(recs + i * RDMIG_REGISTER_SIZE, layout[block].offset, (uint32_t)block,
+			     chunks);
+	if (rdmig_request(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, RDMIG_MAX_REPEAT, len,
+						 recs},
+			  RDMIG_MSG_REGISTER_RESULT, &reply)) {
+		CHECK_FAIL_AT("REGISTER_REQUEST of block %d: %s", block, rdmig_conn_errmsg(c));
+		return;
+	}
+	CHECK_EQ(reply.repeat, RDMIG_MAX_REPEAT);
+	rdmig_decode_register_result(reply.payload, &first);
+	for (uint32_t i = 1; i < reply.repeat; i++) {
+		rdmig_decode_register_result((const uint8_t *)reply.payload +
+					     i * RDMIG_REGISTER_RESULT_SIZE, &res);
+		if (res.rkey != first.rkey)
+			CHECK_FAIL_AT("record %u: rkey 0x%x, record 0: 0x%x", i, res.rkey,
+				      first.rkey);
+	}
+}
+
+DEVICE_TEST(whole_block_requests_again_and_again_pin_each_block_once)
+{
+	struct pair p = {.dev = dev, .dest = dest_counts_pins};
+	uint8_t *recs = calloc(RDMIG_MAX_REPEAT, RDMIG_REGISTER_SIZE);
+	struct rdmig_opts o;
+	struct rdmig_conn *c = NULL;
+
+	CHECK(recs != NULL);
+	test_opts(&o);
+	test_opts(&p.dest_opts);
+	CHECK_OK(pair_start(&p));
+	if (test_connect(&p, &o, &c) == 0) {
+		CHECK_OK(exchange_blocks(c, NULL));
+		for (int round = 0; round < PIN_ROUNDS && !check_failed; round++) {
+			ask_whole_block(c, recs, RAM);
+			ask_whole_block(c, recs, VRAM);
+		}
+		CHECK_OK(rdmig_send(c, &finished));
+	} else {
+		check_failed = 1;
+	}
+	rdmig_conn_destroy(c);
+	free(recs);
+	CHECK_OK(pair_finish(&p, 60));
 }
 
 /* ---------------------------------------------- UNREGISTER_REQUEST -- */

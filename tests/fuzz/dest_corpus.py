@@ -141,6 +141,17 @@ SEEDS = {
     ),
     "21-no-blocks": seed(layout(3), msg(BLOCKS_REQ), msg(REG_FIN), regs((0, 0))),
     "22-stream-only": seed(0, msg(QEMU_FILE, b"x" * 100), msg(QEMU_FILE), msg(QEMU_FILE, b"y")),
+    # issue 15: the whole block asked for again and again is registered once
+    "23-register-whole-block-again": seed(
+        BLOCKS_FIRST,
+        msg(BLOCKS_REQ),
+        regs(*[(0, PC, 3)] * 64),
+        regs((MIB, PC), (0, PC, 3)),
+        unregs((1, PC)),
+        msg(REG_FIN),
+    ),
+    # a range over chunks already registered in another range is refused
+    "24-register-overlap": seed(BLOCKS_FIRST, msg(BLOCKS_REQ), regs((0, PC)), regs((0, PC, 1))),
 }
 
 

@@ -16,7 +16,8 @@
  *     covers what was asked;
  *   - memory: COMPRESS zeroes what it accepted and nothing around it
  *     (marker bytes at both ends of every range, inside and out);
- *     registrations stay inside one block, chunk-aligned, never with remote
+ *     registrations stay inside one block, chunk-aligned, never overlap
+ *     (a block never has more bytes registered than it has), never with remote
  *     read, and are all released by rdmig_dest_destroy; each block ends
  *     against a PROT_NONE guard page and starts after a canary, so a stray
  *     byte either side faults or is found;
@@ -65,6 +66,7 @@ enum setup_flag {
 #define MAX_OUTSIDE_CHECK 64
 
 #define MAX_BLOCKS 4
+#define MAX_CHUNKS 4 /* of any block of the layouts */
 struct layout {
 	size_t n;
 	struct {
@@ -102,6 +104,12 @@ struct block {
 
 enum outcome { GO_ON, EVENT, ABORT };
 
+/* The model of a chunk's registration: the region it is in, if any. */
+struct chunk_reg {
+	bool live;
+	uint32_t first, last; /* the region's chunks */
+};
+
 /* What handling one message must lead to. */
 struct expect {
 	enum outcome outcome;
@@ -131,6 +139,7 @@ struct run {
 	struct rdmig_msg m;
 	struct expect want;
 	uint64_t max_regs; /* registrations the messages so far can justify */
+	struct chunk_reg reg[MAX_BLOCKS][MAX_CHUNKS]; /* dynamic registration */
 
 	struct rdmig_engine_stats st; /* what the destination must report */
 };
@@ -218,29 +227,61 @@ static struct block *record_block(struct run *r, uint32_t index)
 	return r->blocks_sent && index < r->nblocks ? &r->blocks[index] : NULL;
 }
 
-/* Register: an address of the block, and chunks chunk .. chunk + chunks in it. */
+/* Dynamic registration of chunks first..last: a range inside one region
+ * reuses it; a range of free chunks becomes a region; anything else (part
+ * registered, or straddling regions) is refused, so that no byte is ever
+ * registered twice. */
+static int register_model(struct chunk_reg *reg, uint32_t first, uint32_t last)
+{
+	if (reg[first].live && reg[first].first <= first && reg[first].last >= last)
+		return 0;
+	for (uint32_t i = first; i <= last; i++)
+		if (reg[i].live)
+			return RDMIG_EPROTO;
+	for (uint32_t i = first; i <= last; i++)
+		reg[i] = (struct chunk_reg){true, first, last};
+	return 0;
+}
+
+/* Register: an address of the block, and chunks chunk .. chunk + chunks in
+ * it, that do not overlap another registration (PIN_ALL: the block's). */
 static int register_code(struct run *r, const uint8_t *rec)
 {
 	struct rdmig_register g;
 	struct block *b;
+	uint64_t chunk;
 
 	rdmig_decode_register(rec, &g);
 	b = record_block(r, g.block_index);
 	if (!b || g.key < b->offset || g.key - b->offset >= b->length)
 		return RDMIG_ERANGE;
-	return g.chunks < b->nchunks - ((g.key - b->offset) >> RDMIG_CHUNK_SHIFT) ? 0
-										   : RDMIG_ERANGE;
+	chunk = (g.key - b->offset) >> RDMIG_CHUNK_SHIFT;
+	if (g.chunks >= b->nchunks - chunk)
+		return RDMIG_ERANGE;
+	if (r->conn.caps.flags & RDMIG_CAP_PIN_ALL)
+		return 0;
+	if (b->nchunks > MAX_CHUNKS)
+		FAIL("block %s has %u chunks; the model holds %d", b->name, b->nchunks, MAX_CHUNKS);
+	return register_model(r->reg[g.block_index], (uint32_t)chunk,
+			      (uint32_t)(chunk + g.chunks));
 }
 
-/* Unregister: key is a chunk number of the block. */
+/* Unregister: key is a chunk number of the block; a region of that one
+ * chunk is released (a longer one stays until the end). */
 static int unregister_code(struct run *r, const uint8_t *rec)
 {
 	struct rdmig_register g;
 	struct block *b;
+	struct chunk_reg *c;
 
 	rdmig_decode_register(rec, &g);
 	b = record_block(r, g.block_index);
-	return b && g.key < b->nchunks ? 0 : RDMIG_ERANGE;
+	if (!b || g.key >= b->nchunks)
+		return RDMIG_ERANGE;
+	c = &r->reg[g.block_index][g.key];
+	if (c->live && c->first == g.key && c->last == g.key)
+		c->live = false;
+	return 0;
 }
 
 /* Compress: value 0, and [offset, offset + length) inside the block. */
@@ -418,8 +459,24 @@ static void check_compressed(const struct run *r, uint32_t applied)
 	}
 }
 
+/* Bytes of registered regions that lie in block b now. */
+static uint64_t live_bytes_in(const struct block *b)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < fake.nregions; i++) {
+		const struct fake_region *g = &fake.regions[i];
+		if (g->live && b->length && (uintptr_t)g->addr >= (uintptr_t)b->host &&
+		    (uintptr_t)g->addr - (uintptr_t)b->host < b->length)
+			sum += g->len;
+	}
+	return sum;
+}
+
 /* Registration: inside one block, whole chunks (the last may be short),
- * local and remote write only, and no more than the messages asked for. */
+ * local and remote write only, no more than the messages asked for, and
+ * never more bytes in a block than the block has (a source asking for the
+ * same memory again must not make the destination pin it again). */
 static void check_reg(void *ctx, const uint8_t *addr, size_t len, int access)
 {
 	struct run *r = ctx;
@@ -443,6 +500,10 @@ static void check_reg(void *ctx, const uint8_t *addr, size_t len, int access)
 		if (start % RDMIG_CHUNK_SIZE || (end != b->length && end % RDMIG_CHUNK_SIZE))
 			FAIL("registration of 0x%llx..0x%llx of block %s: not whole chunks",
 			     (unsigned long long)start, (unsigned long long)end, b->name);
+		if (live_bytes_in(b) + len > b->length)
+			FAIL("registration of %zu more bytes of block %s (%llu bytes), which has "
+			     "%llu registered already", len, b->name, (unsigned long long)b->length,
+			     (unsigned long long)live_bytes_in(b));
 		return;
 	}
 	FAIL("registration of %zu bytes at %p, outside every block", len, (const void *)addr);
