@@ -301,7 +301,9 @@ const char *rdmig_conn_device(const struct rdmig_conn *c);
  *  rdmig_request: like rdmig_send, and wait for a reply of type reply_type
  *                 (the reply comes without READY).
  *  rdmig_recv:    send READY, then wait for one message of type expect
- *                 (RDMIG_MSG_NONE = any type).
+ *                 (RDMIG_MSG_NONE = any type); out->payload stays valid
+ *                 until the next call on c (its receive is posted again
+ *                 only then).
  *  rdmig_reply:   send a reply directly, without waiting for READY.
  * A message whose 16 + len fits the granted inline size goes inline, with
  * no copy; any other is copied into the registered send buffer.

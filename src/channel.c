@@ -238,9 +238,13 @@ int rdmig_request(struct rdmig_conn *c, const struct rdmig_msg *msg, uint32_t re
 	return ret ? ret : conn_request_reply(c, reply_type, reply);
 }
 
-/* QEMU's exchange_recv: give the peer a credit, take its message, and put
- * the receive back (safe at once: the peer sends nothing before our next
- * READY, so the message stays intact until then). */
+/* QEMU's exchange_recv: give the peer a credit and take its message.  The
+ * receive goes back only at the next call, just before the next READY:
+ * the message (out->payload points into the slot) is the caller's until
+ * then.  Posting it at once would let a source that sends without waiting
+ * for READY have the device overwrite the payload while it is being
+ * handled; now such a send finds no receive (an RNR retry on RoCE, the end
+ * of the connection on iWARP) and the payload stays intact. */
 int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
 {
 	static const struct rdmig_msg ready = {.type = RDMIG_MSG_READY, .repeat = 1};
@@ -257,8 +261,6 @@ int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
 		ret = take_message(c, SLOT_READY, expect, out,
 				   expect ? rdmig_msg_type_name(expect) : "the next message");
 	}
-	if (!ret)
-		ret = conn_post_recv(c, SLOT_READY);
 	return ret;
 }
 

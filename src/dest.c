@@ -476,8 +476,7 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
 }
 
 /* After a failure nothing more is received or served: a hostile source may
- * go on sending after our ERROR (the READY-slot receive is posted again as
- * soon as a message is taken), and a message waiting there must stay
+ * go on sending after our ERROR, and a message waiting in a slot must stay
  * unread.  Every later call returns the same code. */
 int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev)
 {
