@@ -248,7 +248,11 @@ struct rdmig_conn;
  * rdmig_listen binds every address that host (NULL or "" = any) resolves to
  * and listens; rdmig_accept waits (opts.accept_timeout_ms, or forever when
  * it is <= 0) for one source, checks its capabilities, creates the QP and
- * accepts.  The accepted connection is a new handle.
+ * accepts.  The accepted connection is a new handle.  A request with bad
+ * capabilities (short, or a version other than 1) is rejected, logged
+ * (INFO) and forgotten, like one the filter refuses: rdmig_accept waits on
+ * for a valid source, and when the timeout ends the wait its message says
+ * how many requests it refused and why the last one.
  */
 int rdmig_listener_create(const struct rdmig_opts *opts, struct rdmig_listener **out);
 int rdmig_listen(struct rdmig_listener *l, const char *host, const char *port);

@@ -12,9 +12,16 @@
  *
  *   CONNECT_REQUEST -> the caller's filter (source address) -> capabilities
  *                   -> PD, CQs, control buffers, QP, READY receive -> accept
+ *
+ * A request refused at either gate is forgotten and the listener waits on
+ * for a valid source until its accept timeout: anyone who can reach the
+ * port could otherwise end a destination before its real source arrives
+ * with one malformed request.  Only the accepted connection's failures end
+ * rdmig_accept.
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cm_event.h"
@@ -36,6 +43,8 @@ struct rdmig_listener {
 	uint16_t port;
 	rdmig_accept_filter_fn filter;
 	void *filter_ctx;
+	unsigned refused;                /* requests refused by rdmig_accept so far */
+	char last_refusal[RDMIG_ERRMSG_SIZE];
 };
 
 int rdmig_listener_create(const struct rdmig_opts *opts, struct rdmig_listener **out)
@@ -273,6 +282,11 @@ static int next_request(struct rdmig_listener *l, long long deadline, struct rdm
 		int err = deadline && left <= 0 ? ETIMEDOUT
 						: cm_event_wait_cancellable(l->ec, (int)left, &l->opts, ev);
 
+		if (err && l->refused)
+			return rdmig__fail(&l->opts, l->errmsg, wait_errcode(err),
+					   "waiting for a source to connect: %s (%u connection "
+					   "request%s refused meanwhile, the last: %s)", strerror(err),
+					   l->refused, l->refused == 1 ? "" : "s", l->last_refusal);
 		if (err)
 			return rdmig__fail(&l->opts, l->errmsg, wait_errcode(err),
 					   "waiting for a source to connect: %s", strerror(err));
@@ -284,16 +298,25 @@ static int next_request(struct rdmig_listener *l, long long deadline, struct rdm
 	}
 }
 
+/* A request was rejected: log it, keep its reason for the timeout's
+ * message, and forget it. */
+static void forget_request(struct rdmig_listener *l, struct rdma_cm_id *id, const char *why)
+{
+	rdmig__log(&l->opts, RDMIG_LOG_INFO, "rejected a connection request: %s; waiting on "
+		   "for a valid source", why);
+	snprintf(l->last_refusal, sizeof(l->last_refusal), "%s", why);
+	l->refused++;
+	rdma_destroy_id(id);
+}
+
 /* The first gate: the caller's filter sees the source's address before
  * anything else happens.  A refused request is rejected and forgotten. */
 static bool source_allowed(struct rdmig_listener *l, struct rdma_cm_id *id)
 {
 	if (!l->filter || l->filter(l->filter_ctx, rdma_get_peer_addr(id)))
 		return true;
-	rdmig__log(&l->opts, RDMIG_LOG_INFO, "rejected a connection request: the accept filter "
-		   "refused the source's address");
 	reject_with_our_caps(id);
-	rdma_destroy_id(id);
+	forget_request(l, id, "the accept filter refused the source's address");
 	return false;
 }
 
@@ -306,6 +329,7 @@ int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
 	*out = NULL;
 	if (!l->ec)
 		return rdmig__fail(&l->opts, l->errmsg, RDMIG_ESTATE, "accept before listen");
+	l->refused = 0;
 	for (;;) {
 		struct rdma_cm_event *ev;
 		struct rdmig_caps caps = {0, 0};
@@ -325,10 +349,10 @@ int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
 		rdma_ack_cm_event(ev); /* rdma_migrate_id needs every event acked */
 		if (!source_allowed(l, id))
 			continue;
-		ret = check_caps(l, id, pdata, plen, &caps);
-		if (ret) {
-			rdma_destroy_id(id);
-			return ret;
+		if (check_caps(l, id, pdata, plen, &caps)) {
+			/* check_caps rejected it; its reason is in errmsg */
+			forget_request(l, id, l->errmsg);
+			continue;
 		}
 		return setup_conn(l, id, &caps, out);
 	}

@@ -965,6 +965,10 @@ static void dest_accepts_the_caps(struct rdmig_conn *c, void *arg)
 	CHECK_EQ(caps.flags, v->flags);
 }
 
+/* A refused request does not end rdmig_accept: it waits on for a valid
+ * source, and when none comes its timeout names the refusal. */
+#define REFUSED_ACCEPT_MS 3000
+
 /* A bare rdma_cm source sends pdata; the destination's verdict is v. */
 static void run_caps(const struct dev *dev, const uint8_t *pdata, uint8_t plen,
 		     struct caps_verdict *v, bool allow_pin_all, struct raw_cm *r)
@@ -973,6 +977,7 @@ static void run_caps(const struct dev *dev, const uint8_t *pdata, uint8_t plen,
 			 .dest_accept_failed = dest_refuses_the_caps, .arg = v};
 
 	test_opts(&p.dest_opts);
+	p.dest_opts.accept_timeout_ms = REFUSED_ACCEPT_MS;
 	p.dest_opts.pin_all = allow_pin_all;
 	CHECK_OK(pair_start(&p));
 	if (raw_cm_connect(r, dev->ip, p.port, pdata, plen))
@@ -987,7 +992,7 @@ DEVICE_TEST(caps_record_too_short_is_rejected)
 {
 	const uint8_t pdata[4] = {0xff, 0xff, 0xff, 0xff};
 	bool iwarp = !strcmp(dev->kind, "siw");
-	struct caps_verdict v = {iwarp ? RDMIG_EPROTO : RDMIG_EVERSION,
+	struct caps_verdict v = {RDMIG_ETIMEDOUT,
 				 iwarp ? "the source sent 4 bytes of private data; a capability "
 					 "record needs 8"
 				       : "the source asked for capability version 4294967295"};
@@ -1002,7 +1007,8 @@ DEVICE_TEST(caps_version_0_is_rejected)
 {
 	struct pair p = {.dev = dev, .dest = dest_accepts_the_caps,
 			 .dest_accept_failed = dest_refuses_the_caps};
-	struct caps_verdict v = {RDMIG_EVERSION, "the source asked for capability version 0"};
+	struct caps_verdict v = {RDMIG_ETIMEDOUT, "1 connection request refused meanwhile, the "
+				 "last: the source asked for capability version 0"};
 	struct rdmig_opts o;
 	struct rdmig_conn *c = NULL;
 
@@ -1010,6 +1016,7 @@ DEVICE_TEST(caps_version_0_is_rejected)
 	test_opts(&o);
 	o.cap_version = 0;
 	test_opts(&p.dest_opts);
+	p.dest_opts.accept_timeout_ms = REFUSED_ACCEPT_MS;
 	CHECK_OK(pair_start(&p));
 	CHECK_OK(rdmig_conn_create(&o, &c));
 	CHECK_EQ(rdmig_connect(c, dev->ip, p.port), RDMIG_EVERSION);
@@ -1034,6 +1041,41 @@ DEVICE_TEST(caps_unknown_flags_are_cleared)
 	CHECK_EQ(echo.version, RDMIG_CAP_VERSION);
 	CHECK_EQ(echo.flags, RDMIG_CAP_PIN_ALL);
 	raw_cm_close(&r);
+}
+
+static void dest_must_accept(struct rdmig_listener *l, int code, void *arg)
+{
+	CHECK_FAIL_AT("accept ended with %s (%s) before the real source came",
+		      rdmig_err_name(code), rdmig_listener_errmsg(l));
+}
+
+/* Two malformed requests (a short record, version 2) come first (issue 15):
+ * each is rejected, and the real source that follows is still accepted. */
+DEVICE_TEST(bad_requests_do_not_end_the_wait_for_the_real_source)
+{
+	struct caps_verdict v = {0, "", 0};
+	struct pair p = {.dev = dev, .dest = dest_accepts_the_caps,
+			 .dest_accept_failed = dest_must_accept, .arg = &v};
+	const uint8_t shortrec[4] = {0, 0, 0, 1};
+	struct rdmig_caps v2 = {2, 0};
+	uint8_t pdata[RDMIG_CAPS_SIZE];
+	struct rdmig_opts o;
+	struct rdmig_conn *c = NULL;
+	struct raw_cm r;
+
+	rdmig_encode_caps(&v2, pdata);
+	test_opts(&p.dest_opts);
+	CHECK_OK(pair_start(&p));
+	CHECK_OK(raw_cm_connect(&r, dev->ip, p.port, shortrec, sizeof(shortrec)));
+	CHECK_EQ(r.event, RDMA_CM_EVENT_REJECTED);
+	raw_cm_close(&r);
+	CHECK_OK(raw_cm_connect(&r, dev->ip, p.port, pdata, sizeof(pdata)));
+	CHECK_EQ(r.event, RDMA_CM_EVENT_REJECTED);
+	raw_cm_close(&r);
+	test_opts(&o);
+	CHECK_OK(test_connect(&p, &o, &c));
+	rdmig_conn_destroy(c);
+	CHECK_OK(pair_finish(&p, 60));
 }
 
 /* --------------------------------- a hostile destination -> rdmig_source -- */
