@@ -49,7 +49,8 @@ set xtics rotate by -25; set ylabel "MB/s (block bytes / seconds)"; set grid yti
 set key top left
 plot "bulk.dat" using 2:xtic(1) title "rdmig engine", \
      "" using 3 title "engine + SHA-256 on a thread", "" using 4 title "rdmig send (SHA-256 on a thread)", \
-     "" using 5 title "QEMU -> QEMU", "" using 6 title "ib_write_bw"
+     "" using 5 title "QEMU 7.2 -> QEMU", "" using 6 title "QEMU 10.0.2 -> QEMU", \
+     "" using 7 title "ib_write_bw"
 GP
 fi
 

@@ -248,7 +248,7 @@ def bulk_part(out, res):
                                  "guest_load")}
         row["ib_write_bw_MBps"] = (ceil.get(r["device"]) or {}).get("mean_MBps") \
             or r["ib_write_bw_MBps"]
-        if r["kind"] == "qemu":
+        if r["kind"].startswith("qemu"):
             # QEMU's total-time; some runs report 0 for it (and for the
             # downtime) although they took seconds: then the time from the
             # migrate command to "completed" seen by polling every 20 ms
@@ -274,28 +274,33 @@ def bulk_part(out, res):
         row["MBps"] = round(row["bytes"] / row["seconds"] / 1e6, 2) if row["seconds"] else None
         row["ratio_ib_write_bw"] = ratio(row["MBps"], row["ib_write_bw_MBps"])
         rows.append(row)
-    qemu = {(r["device"], r["image"], r["registration"]): r["seconds"]
-            for r in rows if r["kind"] == "qemu"}
+    def times(kind):
+        return {(r["device"], r["image"], r["registration"]): r["seconds"]
+                for r in rows if r["kind"] == kind}
+    qemu, qemu10 = times("qemu"), times("qemu10")
     for r in rows:
-        r["ratio_qemu_time"] = ratio(r["seconds"], qemu.get((r["device"], r["image"],
-                                                              r["registration"])))
+        key = (r["device"], r["image"], r["registration"])
+        r["ratio_qemu_time"] = ratio(r["seconds"], qemu.get(key))
+        r["ratio_qemu10_time"] = ratio(r["seconds"], qemu10.get(key))
     res["bulk"] = {"bulk_mib": d["bulk_mib"], "ib_write_bw": ceil, "rows": rows}
     print("\n## Bulk: one %d MiB RAM block (seconds from connect to the end of the "
           "iteration; QEMU: query-migrate total-time)" % d["bulk_mib"])
     print("kinds: engine = rdmig-bench bulk (library only), hashthread = the same with SHA-256\n"
           "on a second thread, tool = rdmig send -> recv (SHA-256 on its own thread, trailer),\n"
-          "qemu = QEMU -> QEMU; reg/ahead: REGISTER round trips / of them sent ahead\n"
+          "qemu = QEMU 7.2 -> QEMU 7.2, qemu10 = Debian's 10.0.2 -> 10.0.2, qemu10i = 10.0.2\n"
+          "with the inline series (qemu/) -> itself; /QEMU t: time over QEMU 7.2's, /Q10 t: over\n"
+          "10.0.2's; reg/ahead: REGISTER round trips / of them sent ahead\n"
           "(w: QEMU reported total-time 0; timed from the migrate command to \"completed\")")
-    print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s %11s" % (
+    print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s %9s %11s" % (
         "kind", "device", "image", "reg", "seconds", "setup s", "MB/s", "/ib_wr_bw", "/QEMU t",
-        "hash s", "reg/ahead"))
+        "/Q10 t", "hash s", "reg/ahead"))
     for r in rows:
-        print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s %11s" % (
+        print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s %9s %11s" % (
             r["kind"], r["device"], r["image"], r["registration"],
             "FAILED" if r["seconds"] is None else
             "%.2f%s" % (r["seconds"], "w" if r.get("timed_by") == "wall" else ""),
             "%.2f" % r["setup_seconds"] if r.get("setup_seconds") is not None else "-",
-            r["MBps"], r["ratio_ib_write_bw"], r["ratio_qemu_time"],
+            r["MBps"], r["ratio_ib_write_bw"], r["ratio_qemu_time"], r["ratio_qemu10_time"],
             "%.2f" % r["hash_seconds"] if r.get("hash_seconds") else "-",
             "%s/%s" % (r["register_round_trips"], r["register_ahead"])
             if r.get("register_round_trips") else "-"))
@@ -312,9 +317,9 @@ def bulk_part(out, res):
                     if not get:
                         continue
                     vals = [(get.get(k) or {}).get("MBps") or 0
-                            for k in ("engine", "hashthread", "tool", "qemu")]
+                            for k in ("engine", "hashthread", "tool", "qemu", "qemu10")]
                     bw = next(iter(get.values()))["ib_write_bw_MBps"] or 0
-                    f.write('"%s %s %s" %s %s %s %s %s\n' % (dev, img, reg, *vals, bw))
+                    f.write('"%s %s %s" %s %s %s %s %s %s\n' % (dev, img, reg, *vals, bw))
 
 
 def write_footprint_dat(out, res):
@@ -358,7 +363,7 @@ def goals(res):
                     "per_device": lat, "worst": worst, "verdict": verdict(worst, 1.0)}
     bulk = res.get("bulk", {}).get("rows", [])
     bw = {"%s %s %s %s" % (r["kind"], r["device"], r["image"], r["registration"]):
-          r["ratio_ib_write_bw"] for r in bulk if r["kind"] != "qemu"}
+          r["ratio_ib_write_bw"] for r in bulk if not r["kind"].startswith("qemu")}
     eng = [r["ratio_ib_write_bw"] for r in bulk
            if r["kind"] == "engine" and r["image"] == "random"]
     worst = min((v for v in eng if v), default=None) if eng and all(eng) else None
@@ -366,7 +371,7 @@ def goals(res):
                  "per_run": bw, "worst_engine_random": worst,
                  "verdict": verdict(worst, 0.9, at_most=False)}
     qt = {"%s %s %s %s" % (r["kind"], r["device"], r["image"], r["registration"]):
-          r["ratio_qemu_time"] for r in bulk if r["kind"] != "qemu"}
+          r["ratio_qemu_time"] for r in bulk if not r["kind"].startswith("qemu")}
     eng = [r["ratio_qemu_time"] for r in bulk if r["kind"] == "engine"]
     worst = max(eng) if eng and all(eng) else None
     g["qemu_time"] = {"goal": "rdmig time / QEMU time <= 0.8, same RAM (engine; tool listed)",

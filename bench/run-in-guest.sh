@@ -12,12 +12,14 @@
 #   4. bulk: one RAM block of random and of half-zero content, dynamic and
 #      pin-all: rdmig-bench bulk (the engine alone), rdmig send -> recv (the
 #      tool, SHA-256 in line) and QEMU -> QEMU over RDMA (a stopped VM whose
-#      RAM file holds the same bytes), next to ib_write_bw on the device
+#      RAM file holds the same bytes) for each QEMU of RDMIG_BENCH_QEMUS,
+#      next to ib_write_bw on the device
 #
 # Knobs (environment): RDMIG_BENCH_BULK_MIB (512), RDMIG_BENCH_ITERS (3000),
 # RDMIG_BENCH_COST_COUNT (60), RDMIG_BENCH_SPIN (3000 us),
 # RDMIG_BENCH_PARTS ("footprint latency cost bulk"), RDMIG_BENCH_DEVICES
-# ("rxe siw").  Every process runs under `timeout`; a part that fails is
+# ("rxe siw"), RDMIG_BENCH_QEMUS ("7.2 10.0.2": QEMUs as scripts/qemu-peer
+# names them, fetched on the host before the boot; bulk kinds qemu, qemu10).  Every process runs under `timeout`; a part that fails is
 # recorded as failed and the others still run.
 set -uo pipefail
 BUILD=$(cd "${1:?build dir}" && pwd)
@@ -34,6 +36,12 @@ ITERS=${RDMIG_BENCH_ITERS:-3000}
 COST_COUNT=${RDMIG_BENCH_COST_COUNT:-60}
 PARTS=${RDMIG_BENCH_PARTS:-footprint latency cost bulk}
 DEVICES=${RDMIG_BENCH_DEVICES:-rxe siw}
+QEMUS=${RDMIG_BENCH_QEMUS:-7.2 10.0.2}
+declare -A QEMU_BIN QEMU_KIND=([7.2]=qemu [10.0.2]=qemu10 [inline]=qemu10i)
+for q in $QEMUS; do
+	QEMU_BIN[$q]=$("$ROOT/scripts/qemu-peer" "$q" 2>/dev/null | tail -n1)
+	[ -x "${QEMU_BIN[$q]}" ] || echo "bench: no QEMU $q (scripts/qemu-peer $q on the host first)" >&2
+done
 PORT=19100
 : >"$SUMMARY"
 
@@ -62,7 +70,7 @@ note "# rdmig benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), guest $(uname -r), $(npro
 cat >"$OUT/guest.json" <<EOF
 {"date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)", "kernel": "$(uname -r)", "vcpus": $(nproc),
  "loadavg_start": "$(loadavg)", "bulk_mib": $BULK_MIB, "iters": $ITERS,
- "cost_count": $COST_COUNT, "spin_us": $SPIN, "qemu": "$(qemu-system-x86_64 --version | head -n1)",
+ "cost_count": $COST_COUNT, "spin_us": $SPIN, "qemu": "$(for q in $QEMUS; do echo -n "$q: $("${QEMU_BIN[$q]}" --version 2>/dev/null | head -n1); "; done)",
  "perftest": "$(dpkg-query -W -f='${Version}' perftest 2>/dev/null)"}
 EOF
 
@@ -237,12 +245,12 @@ tool_run() {
 	bulk_record tool "$dev" "$img" "$reg" "$src" "$rrc" "$OUT/$tag.json" "$OUT/$tag.recv.json"
 }
 
-# qemu_vm TAG ARGS...: a stopped TCG QEMU with BULK_MIB of pc.ram, QMP on
-# $DATA/TAG.qmp; sets QPID
+# qemu_vm TAG ARGS...: a stopped TCG QEMU ($QBIN) with BULK_MIB of pc.ram,
+# QMP on $DATA/TAG.qmp; sets QPID
 qemu_vm() {
 	local tag=$1
 	shift
-	timeout 900 qemu-system-x86_64 -M pc,memory-backend=pc.ram -m "$BULK_MIB" -nodefaults \
+	timeout 900 "$QBIN" -M pc,memory-backend=pc.ram -m "$BULK_MIB" -nodefaults \
 		-no-user-config -display none -accel tcg -S -qmp "unix:$DATA/$tag.qmp,server=on,wait=off" \
 		"$@" </dev/null >"$OUT/$tag.qemu.log" 2>&1 &
 	QPID=$!
@@ -250,10 +258,11 @@ qemu_vm() {
 	timeout 120 "$PY" "$QMP" "$DATA/$tag.qmp" status >/dev/null
 }
 
-# qemu_run DEV IP IMG REG: QEMU -> QEMU over rdma:, the source's RAM a
-# shared file with the image's bytes; timed by QEMU (query-migrate)
+# qemu_run DEV IP IMG REG QEMU: QEMU -> QEMU over rdma:, the source's RAM
+# a shared file with the image's bytes; timed by QEMU (query-migrate)
 qemu_run() {
-	local dev=$1 ip=$2 img=$3 reg=$4 tag=qemu_$1_$3_$4 spid dpid mrc
+	local dev=$1 ip=$2 img=$3 reg=$4 kind=${QEMU_KIND[$5]} QBIN=${QEMU_BIN[$5]}
+	local tag=${kind}_$1_$3_$4 spid dpid mrc
 	cp "$DATA/$img.img" "$DATA/vm.ram"
 	qemu_vm "$tag-dst" -object "memory-backend-ram,id=pc.ram,size=${BULK_MIB}M" \
 		-incoming "rdma:$ip:$PORT"
@@ -270,7 +279,7 @@ qemu_run() {
 	wait "$spid" "$dpid" 2>/dev/null
 	rm -f "$DATA/vm.ram"
 	next_port
-	bulk_record qemu "$dev" "$img" "$reg" "$mrc" 0 "$OUT/$tag.json" ""
+	bulk_record "$kind" "$dev" "$img" "$reg" "$mrc" 0 "$OUT/$tag.json" ""
 }
 
 # bulk_record KIND DEV IMG REG RC1 RC2 SEND_JSON RECV_JSON: one bulk.json row
@@ -285,7 +294,7 @@ bulk_record() {
 	echo -n ', "peer": ' >>"$OUT/bulk.json"
 	if [ -n "$rj" ] && [ -s "$rj" ]; then tr -d '\n' <"$rj" >>"$OUT/bulk.json"; else echo -n null >>"$OUT/bulk.json"; fi
 	echo '}' >>"$OUT/bulk.json"
-	if [ "$kind" = qemu ]; then
+	if [[ $kind == qemu* ]]; then
 		secs=$(awk -v ms="$(json_num "$sj" total-time)" 'BEGIN {printf "%.2f", ms / 1000}')
 	else
 		secs=$(json_num "$sj" seconds)
@@ -314,7 +323,7 @@ bulk() {
 				engine_run engine "$dev" "$ip" "$img" "$reg"
 				[ $img = random ] && engine_run hashthread "$dev" "$ip" "$img" "$reg"
 				tool_run "$dev" "$ip" "$img" "$reg"
-				qemu_run "$dev" "$ip" "$img" "$reg"
+				for q in $QEMUS; do qemu_run "$dev" "$ip" "$img" "$reg" "$q"; done
 			done
 		done
 		ib_write_bw_run "$dev" "$ip" after
