@@ -72,9 +72,27 @@ int cli_parse_inline(const char *s, int *out)
 	return 0;
 }
 
+/* What to do when the library says the host has no RDMA device or no
+ * connection manager: printed under those messages. */
+static void cli_hint(const char *msg)
+{
+	static const char make_one[] =
+		"load a driver, or create a Soft-RoCE device on an existing interface\n"
+		"  with `rdma link add rxe0 type rxe netdev IFACE` where the kernel has rdma_rxe,\n"
+		"  or use the project's test guest (scripts/rdma-vm)";
+
+	if (strstr(msg, "no RDMA device found"))
+		fprintf(stderr, "rdmig: hint: no RDMA device found: %s\n", make_one);
+	else if (strstr(msg, "rdma_create_event_channel") || strstr(msg, "No such device"))
+		fprintf(stderr, "rdmig: hint: the RDMA connection manager needs `modprobe rdma_ucm`\n"
+				"  (/dev/infiniband/rdma_cm); if `rdmig probe` then finds no RDMA device:\n"
+				"  %s\n", make_one);
+}
+
 int cli_fail(const char *what, const char *msg)
 {
 	fprintf(stderr, "rdmig: %s: %s\n", what, msg);
+	cli_hint(msg);
 	return 1;
 }
 

@@ -10,6 +10,12 @@
 #include <signal.h>
 #include "rdmig.h"
 
+/* The project's version (CMake's project version, a compile definition of
+ * the rdmig target): `rdmig --version` and the JSON summaries print it. */
+#ifndef RDMIG_VERSION_STRING
+#define RDMIG_VERSION_STRING "unknown"
+#endif
+
 /* Split "HOST:PORT", "[V6]:PORT" or ":PORT" into host and port (both
  * NUL-terminated copies in the buffers).  Returns 0, or -1 with a message
  * in err. */

@@ -758,6 +758,7 @@ void mig_json_conn(const struct rdmig_conn *c)
 	rdmig_conn_inline(c, &inl);
 	rdmig_conn_counters(c, &k);
 	sum_counters(&k, &n_inl, &n_cp);
+	printf(", \"rdmig_version\": \"%s\"", RDMIG_VERSION_STRING);
 	printf(", \"device\": ");
 	mig_json_str(rdmig_conn_device(c) ? rdmig_conn_device(c) : "");
 	printf(", \"inline_asked\": %u, \"inline_granted\": %u, \"inline_tries\": %u, "

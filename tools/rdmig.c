@@ -18,11 +18,22 @@ static const struct command commands[] = {
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* Modes of the commands above, listed in the help only. */
+static const struct command modes[] = {
+	{"recv --qemu", NULL, "be the destination of a real QEMU and record its migration"},
+	{"send --qemu-replay", NULL, "replay a 'recv --qemu' record into a real QEMU destination"},
+	{"version", NULL, "print the version (also --version)"},
+};
+#define NMODES (sizeof(modes) / sizeof(modes[0]))
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig COMMAND [OPTIONS]   (rdmig COMMAND --help for its options)\n\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-18s %s\n", commands[i].name, commands[i].summary);
+	for (size_t i = 0; i < NMODES; i++)
+		fprintf(f, "  %-18s %s\n", modes[i].name, modes[i].summary);
+	fprintf(f, "\nman rdmig for every option, exit status and example.\n");
 }
 
 int main(int argc, char **argv)
@@ -30,6 +41,10 @@ int main(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("rdmig %s\n", RDMIG_VERSION_STRING);
+		return 0;
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
