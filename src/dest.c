@@ -16,6 +16,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "cm_event.h"
 #include "engine.h"
 
 #define DEST_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
@@ -30,6 +31,12 @@ struct dst_block {
 	struct ibv_mr *block_mr;  /* PIN_ALL */
 };
 
+/* A COMPRESS range: [start, end) of block `block`, from record `rec`. */
+struct zrange {
+	uint32_t block, rec;
+	uint64_t start, end;
+};
+
 struct rdmig_dest {
 	struct rdmig_conn *c;
 	struct dst_block *blocks;
@@ -40,6 +47,7 @@ struct rdmig_dest {
 	struct ibv_mr **mrs;  /* every chunk MR we own */
 	size_t nmrs, mrs_cap;
 	uint8_t *scratch;     /* replies: up to 4096 records */
+	struct zrange *zr;    /* the COMPRESS ranges of the message at hand, sorted */
 	struct rdmig_engine_stats st;
 	int failed;           /* the code rdmig_dest_next failed with (sticky) */
 };
@@ -49,9 +57,13 @@ int rdmig_dest_create(struct rdmig_conn *c, struct rdmig_dest **out)
 	struct rdmig_dest *d = calloc(1, sizeof(*d));
 
 	*out = NULL;
-	if (d)
+	if (d) {
 		d->scratch = malloc((size_t)RDMIG_MAX_REPEAT * RDMIG_DEST_BLOCK_SIZE);
-	if (!d || !d->scratch) {
+		d->zr = malloc((size_t)RDMIG_MAX_REPEAT * sizeof(*d->zr));
+	}
+	if (!d || !d->scratch || !d->zr) {
+		if (d)
+			free(d->scratch);
 		free(d);
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM, "cannot allocate the destination");
 	}
@@ -82,6 +94,7 @@ void rdmig_dest_destroy(struct rdmig_dest *d)
 	free(d->mrs);
 	free_blocks(d);
 	free(d->scratch);
+	free(d->zr);
 	free(d);
 }
 
@@ -353,11 +366,19 @@ static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
 	return rdmig_reply(d->c, &(struct rdmig_msg){RDMIG_MSG_UNREGISTER_FINISHED, 1, 0, NULL});
 }
 
+/* How much zero_range scans between two looks at the cancel flag: 256
+ * pages, a millisecond or two even where each first touch of a page
+ * faults slowly (a loaded virtual machine). */
+#define ZERO_SLICE (1ull << 20)
+
 /* Zero a range page by page, skipping pages already zero: reading an
- * untouched anonymous page does not allocate it, writing would. */
-static void zero_range(uint8_t *p, uint64_t len)
+ * untouched anonymous page does not allocate it, writing would.  A range
+ * may be gigabytes: the caller's cancel flag (SIGINT, SIGTERM) is looked at
+ * every ZERO_SLICE bytes.  Returns false when cancelled. */
+static bool zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts)
 {
 	const uint64_t page = 4096;
+	uint64_t since_look = 0;
 
 	while (len) {
 		uint64_t n = page - ((uintptr_t)p & (page - 1));
@@ -367,37 +388,106 @@ static void zero_range(uint8_t *p, uint64_t len)
 			memset(p, 0, n);
 		p += n;
 		len -= n;
+		since_look += n;
+		if (since_look >= ZERO_SLICE) {
+			since_look = 0;
+			if (wait_cancelled(opts))
+				return false;
+		}
 	}
+	return true;
 }
 
-/* COMPRESS: zero a range, after checking it lies inside its block. */
+static int zr_cmp(const struct zrange *a, uint32_t block, uint64_t start)
+{
+	if (a->block != block)
+		return a->block < block ? -1 : 1;
+	return a->start < start ? -1 : a->start > start;
+}
+
+/* Add [start, end) of block to the message's sorted ranges (n of them),
+ * unless it overlaps one: then return that one's record number.  So one
+ * message zeroes each byte at most once, and its work is bounded by the
+ * blocks' sizes, however many records repeat a range.  Returns -1 when
+ * added. */
+static long zr_add(struct zrange *zr, uint32_t *n, uint32_t block, uint32_t rec, uint64_t start,
+		   uint64_t end)
+{
+	uint32_t lo = 0, hi = *n;
+
+	while (lo < hi) { /* the first range at or after (block, start) */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (zr_cmp(&zr[mid], block, start) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && zr[lo - 1].block == block && zr[lo - 1].end > start)
+		return zr[lo - 1].rec;
+	if (lo < *n && zr[lo].block == block && zr[lo].start < end)
+		return zr[lo].rec;
+	memmove(&zr[lo + 1], &zr[lo], (*n - lo) * sizeof(*zr));
+	zr[lo] = (struct zrange){block, rec, start, end};
+	(*n)++;
+	return -1;
+}
+
+/* One COMPRESS record: value 0, a range inside its block that no earlier
+ * record of the message overlaps; then zero it. */
+static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_compress *cp,
+			  uint32_t *nranges)
+{
+	struct dst_block *b = checked_block(d, "COMPRESS", i, cp->block_index);
+	uint64_t rel;
+	long other;
+
+	if (!b)
+		return RDMIG_ERANGE;
+	if (cp->value != 0)
+		return engine_abort(d->c, RDMIG_EPROTO,
+				    "COMPRESS record %u: value %u (only 0, zero the range, "
+				    "is defined)", i, cp->value);
+	rel = cp->offset - b->offset;
+	if (cp->offset < b->offset || rel > b->length || cp->length > b->length - rel)
+		return engine_abort(d->c, RDMIG_ERANGE,
+				    "COMPRESS record %u: range 0x%llx+%llu is outside block "
+				    "%u (%s: offset 0x%llx, %llu bytes)", i,
+				    (unsigned long long)cp->offset, (unsigned long long)cp->length,
+				    cp->block_index, b->name, (unsigned long long)b->offset,
+				    (unsigned long long)b->length);
+	/* An empty range zeroes nothing (and an empty block may have no
+	 * memory: NULL + 0 is undefined in C). */
+	if (!cp->length)
+		return 0;
+	other = zr_add(d->zr, nranges, cp->block_index, i, rel, rel + cp->length);
+	if (other >= 0)
+		return engine_abort(d->c, RDMIG_EPROTO,
+				    "COMPRESS record %u: range 0x%llx+%llu of block %u overlaps "
+				    "record %ld's; the ranges of one message must not overlap", i,
+				    (unsigned long long)cp->offset, (unsigned long long)cp->length,
+				    cp->block_index, other);
+	if (!zero_range(b->host + rel, cp->length, &d->c->opts))
+		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ECANCELED,
+				   "cancelled while zeroing COMPRESS record %u (%llu bytes of %s)",
+				   i, (unsigned long long)cp->length, b->name);
+	d->st.bytes_compressed += cp->length;
+	return 0;
+}
+
+/* COMPRESS: zero ranges, each checked to lie inside its block and not to
+ * overlap another of the message. */
 static int handle_compress(struct rdmig_dest *d, const struct rdmig_msg *m)
 {
+	uint32_t nranges = 0;
+
 	for (uint32_t i = 0; i < m->repeat; i++) {
 		struct rdmig_compress cp;
-		struct dst_block *b;
-		uint64_t rel;
+		int ret;
 
 		rdmig_decode_compress((const uint8_t *)m->payload + (size_t)i * RDMIG_COMPRESS_SIZE, &cp);
-		b = checked_block(d, "COMPRESS", i, cp.block_index);
-		if (!b)
-			return RDMIG_ERANGE;
-		if (cp.value != 0)
-			return engine_abort(d->c, RDMIG_EPROTO,
-					    "COMPRESS record %u: value %u (only 0, zero the range, "
-					    "is defined)", i, cp.value);
-		rel = cp.offset - b->offset;
-		if (cp.offset < b->offset || rel > b->length || cp.length > b->length - rel)
-			return engine_abort(d->c, RDMIG_ERANGE,
-					    "COMPRESS record %u: range 0x%llx+%llu is outside block "
-					    "%u (%s: offset 0x%llx, %llu bytes)", i,
-					    (unsigned long long)cp.offset, (unsigned long long)cp.length,
-					    cp.block_index, b->name, (unsigned long long)b->offset,
-					    (unsigned long long)b->length);
-		/* An empty block may have no memory: NULL + 0 is undefined in C. */
-		if (cp.length)
-			zero_range(b->host + rel, cp.length);
-		d->st.bytes_compressed += cp.length;
+		ret = serve_compress(d, i, &cp, &nranges);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

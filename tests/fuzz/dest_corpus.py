@@ -152,6 +152,13 @@ SEEDS = {
     ),
     # a range over chunks already registered in another range is refused
     "24-register-overlap": seed(BLOCKS_FIRST, msg(BLOCKS_REQ), regs((0, PC)), regs((0, PC, 1))),
+    # one COMPRESS zeroes each byte once: overlapping ranges are refused
+    "25-compress-overlap": seed(
+        BLOCKS_FIRST,
+        msg(BLOCKS_REQ),
+        compresses((PC, 0, 4096), (PC, 4096, 4096), (PC, 0, 0), (VGA, VGA_AT, 16384)),
+        compresses((PC, MIB, 8192), (PC, MIB + 4096, 1)),
+    ),
 }
 
 

@@ -140,6 +140,11 @@ struct run {
 	struct expect want;
 	uint64_t max_regs; /* registrations the messages so far can justify */
 	struct chunk_reg reg[MAX_BLOCKS][MAX_CHUNKS]; /* dynamic registration */
+	struct {
+		uint32_t block;
+		uint64_t lo, hi;
+	} zr[RDMIG_MAX_REPEAT]; /* the non-empty ranges of the COMPRESS at hand */
+	uint32_t nzr;
 
 	struct rdmig_engine_stats st; /* what the destination must report */
 };
@@ -284,11 +289,14 @@ static int unregister_code(struct run *r, const uint8_t *rec)
 	return 0;
 }
 
-/* Compress: value 0, and [offset, offset + length) inside the block. */
+/* Compress: value 0, [offset, offset + length) inside the block, and not
+ * overlapping an earlier range of the same message (so that one message
+ * costs at most a pass over the blocks). */
 static int compress_code(struct run *r, const uint8_t *rec)
 {
 	struct rdmig_compress cp;
 	struct block *b;
+	uint64_t lo;
 
 	rdmig_decode_compress(rec, &cp);
 	b = record_block(r, cp.block_index);
@@ -299,6 +307,16 @@ static int compress_code(struct run *r, const uint8_t *rec)
 	if (cp.offset < b->offset || cp.offset - b->offset > b->length ||
 	    cp.length > b->length - (cp.offset - b->offset))
 		return RDMIG_ERANGE;
+	if (!cp.length)
+		return 0;
+	lo = cp.offset - b->offset;
+	for (uint32_t i = 0; i < r->nzr; i++)
+		if (r->zr[i].block == cp.block_index && r->zr[i].lo < lo + cp.length &&
+		    lo < r->zr[i].hi)
+			return RDMIG_EPROTO;
+	r->zr[r->nzr].block = cp.block_index;
+	r->zr[r->nzr].lo = lo;
+	r->zr[r->nzr++].hi = lo + cp.length;
 	return 0;
 }
 
@@ -368,6 +386,7 @@ static struct expect expect_for(struct run *r, int rc, const struct rdmig_msg *m
 		e.may_deregister = true;
 		return e;
 	case RDMIG_MSG_COMPRESS:
+		r->nzr = 0;
 		return records(r, m, RDMIG_COMPRESS_SIZE, compress_code, 0);
 	default: /* READY and the replies are never sent to a destination */
 		return aborts(RDMIG_EPROTO, true);
