@@ -21,6 +21,7 @@ rdmig creates its QP), from the providers' sources in rdma-core:
 import glob
 import json
 import os
+import statistics
 import sys
 
 SIZES = (0, 16, 32, 40, 64, 80, 128, 256, 512)
@@ -322,6 +323,56 @@ def bulk_part(out, res):
                     f.write('"%s %s %s" %s %s %s %s %s %s\n' % (dev, img, reg, *vals, bw))
 
 
+def qemu_ab_part(out, res):
+    """The inline series A/B: stock 10.0.2, patched, patched with inline off."""
+    d = load(os.path.join(out, "qemu_ab.json"))
+    if not d:
+        return
+    groups = {}
+    for r in d["runs"]:
+        x = r.get("result") or {}
+        key = (r["vm"], r["device"], r["registration"], r["qemu"])
+        g = groups.setdefault(key, {"time": [], "downtime": [], "failed": 0, "runs": []})
+        g["runs"].append(r)
+        if r["rc"] != 0 or x.get("status") != "completed":
+            g["failed"] += 1
+            continue
+        g["time"].append(x.get("total-time") or x.get("wall_seconds", 0) * 1000)
+        g["downtime"].append(x.get("downtime"))
+    rows = []
+    print("\n## The inline series: QEMU 10.0.2 -> itself, stock / inline / inline off "
+          "(x-rdma-inline=off), %d rounds interleaved; medians" % d["rounds"])
+    print("stopped: a %d MiB VM, time = total-time; live: the dirtier guest (64 MiB), "
+          "downtime.  sends: control messages inline/copied per side (trace, round 1);\n"
+          "QP: asked/written back/granted/tries" % d["ab_mib"])
+    print("%-7s %-4s %-7s %-6s %9s %8s %9s %8s %13s %13s %11s" % (
+        "vm", "dev", "reg", "qemu", "time ms", "/stock", "downtime", "/stock", "src in/copy",
+        "dst in/copy", "QP src"))
+    for key in sorted(groups, key=lambda k: (k[0], k[1], k[2], ["stock", "inline", "off"].index(k[3]))):
+        vm, dev, reg, q = key
+        g = groups[key]
+        t = statistics.median(g["time"]) if g["time"] else None
+        dt = statistics.median([v for v in g["downtime"] if v is not None]) \
+            if any(v is not None for v in g["downtime"]) else None
+        stock = groups.get((vm, dev, reg, "stock"), {})
+        st = statistics.median(stock["time"]) if stock.get("time") else None
+        sd = [v for v in stock.get("downtime", []) if v is not None]
+        sd = statistics.median(sd) if sd else None
+        r1 = g["runs"][0]
+        row = {"vm": vm, "device": dev, "registration": reg, "qemu": q, "time_ms": t,
+               "downtime_ms": dt, "ratio_time": ratio(t, st), "ratio_downtime": ratio(dt, sd),
+               "failed": g["failed"], "src_inline": r1["src_inline"], "src_copied": r1["src_copied"],
+               "dst_inline": r1["dst_inline"], "dst_copied": r1["dst_copied"],
+               "src_qp": r1["src_qp"], "dst_qp": r1["dst_qp"]}
+        rows.append(row)
+        print("%-7s %-4s %-7s %-6s %9s %8s %9s %8s %13s %13s %11s%s" % (
+            vm, dev, reg, q, t, row["ratio_time"], dt, row["ratio_downtime"],
+            "%d/%d" % (r1["src_inline"], r1["src_copied"]) if q != "stock" else "-",
+            "%d/%d" % (r1["dst_inline"], r1["dst_copied"]) if q != "stock" else "-",
+            r1["src_qp"] or "-", "  (%d failed)" % g["failed"] if g["failed"] else ""))
+    res["qemu_ab"] = {"ab_mib": d["ab_mib"], "rounds": d["rounds"], "rows": rows}
+
+
 def write_footprint_dat(out, res):
     os.makedirs(os.path.join(out, "plot"), exist_ok=True)
     with open(os.path.join(out, "plot", "footprint.dat"), "w") as f:
@@ -395,6 +446,7 @@ def main(argv):
     latency_part(out, res)
     cost_part(out, res)
     bulk_part(out, res)
+    qemu_ab_part(out, res)
     goals(res)
     with open(os.path.join(out, "bench.json"), "w") as f:
         json.dump(res, f, indent=1, sort_keys=True)

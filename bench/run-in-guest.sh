@@ -9,6 +9,9 @@
 #   2. control-plane latency: inline auto vs 0, interleaved in blocks of 25
 #      operations (A B A B ...), per class
 #   3. CPU cost: sender instructions per message (callgrind), per class/mode
+#   5. qemu_ab (bench/qemu_ab.sh): QEMU 10.0.2 stock, with the inline
+#      series, and with it switched off, QEMU -> QEMU on the same RAM:
+#      migration time, live downtime, inline/copied control messages
 #   4. bulk: one RAM block of random and of half-zero content, dynamic and
 #      pin-all: rdmig-bench bulk (the engine alone), rdmig send -> recv (the
 #      tool, SHA-256 in line) and QEMU -> QEMU over RDMA (a stopped VM whose
@@ -17,9 +20,10 @@
 #
 # Knobs (environment): RDMIG_BENCH_BULK_MIB (512), RDMIG_BENCH_ITERS (3000),
 # RDMIG_BENCH_COST_COUNT (60), RDMIG_BENCH_SPIN (3000 us),
-# RDMIG_BENCH_PARTS ("footprint latency cost bulk"), RDMIG_BENCH_DEVICES
-# ("rxe siw"), RDMIG_BENCH_QEMUS ("7.2 10.0.2": QEMUs as scripts/qemu-peer
-# names them, fetched on the host before the boot; bulk kinds qemu, qemu10).  Every process runs under `timeout`; a part that fails is
+# RDMIG_BENCH_PARTS ("footprint latency cost bulk qemu_ab"), RDMIG_BENCH_DEVICES
+# ("rxe siw"), RDMIG_BENCH_QEMUS ("7.2 10.0.2 inline": QEMUs as scripts/qemu-peer
+# names them, fetched on the host before the boot; bulk kinds qemu, qemu10,
+# qemu10i).  Every process runs under `timeout`; a part that fails is
 # recorded as failed and the others still run.
 set -uo pipefail
 BUILD=$(cd "${1:?build dir}" && pwd)
@@ -34,9 +38,9 @@ SPIN=${RDMIG_BENCH_SPIN:-3000}
 BULK_MIB=${RDMIG_BENCH_BULK_MIB:-512}
 ITERS=${RDMIG_BENCH_ITERS:-3000}
 COST_COUNT=${RDMIG_BENCH_COST_COUNT:-60}
-PARTS=${RDMIG_BENCH_PARTS:-footprint latency cost bulk}
+PARTS=${RDMIG_BENCH_PARTS:-footprint latency cost bulk qemu_ab}
 DEVICES=${RDMIG_BENCH_DEVICES:-rxe siw}
-QEMUS=${RDMIG_BENCH_QEMUS:-7.2 10.0.2}
+QEMUS=${RDMIG_BENCH_QEMUS:-7.2 10.0.2 inline}
 declare -A QEMU_BIN QEMU_KIND=([7.2]=qemu [10.0.2]=qemu10 [inline]=qemu10i)
 for q in $QEMUS; do
 	QEMU_BIN[$q]=$("$ROOT/scripts/qemu-peer" "$q" 2>/dev/null | tail -n1)
@@ -338,7 +342,10 @@ bulk() {
 	DATA=
 }
 
-for part in footprint latency cost bulk; do
+# shellcheck source=bench/qemu_ab.sh
+. "$ROOT/bench/qemu_ab.sh"
+
+for part in footprint latency cost bulk qemu_ab; do
 	want $part || continue
 	t0=$(date +%s)
 	$part
