@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* bench.h - what the parts of rdmig-bench share (public API only). */
 #ifndef RDMIG_BENCH_H
 #define RDMIG_BENCH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * bench_bulk.c - the migration engine alone, on one RAM block.
  *

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/plot.sh OUT - PNG plots (gnuplot) from the data files bench/report.py
 # wrote into OUT/plot: latency CDF inline vs copy per class and device,
 # instructions per message, bulk throughput vs ib_write_bw and QEMU, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmig_bench.c - control-plane benchmarks, using only the public API.
  *

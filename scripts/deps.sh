@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # deps.sh - sourced by scripts/test and scripts/demo: install the host
 # packages rdmig builds with, when they are missing (needs root on a fresh
 # Debian 12).  The guest's own packages are installed by scripts/rdma-vm.

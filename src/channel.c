@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * channel.c - control messages and the READY credit flow.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cm_event.c - rdma_cm event channels that never block forever, and cancellable waits. */
 #include <errno.h>
 #include <fcntl.h>

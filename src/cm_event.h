@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cm_event.h - what every wait of the library shares: waiting for one
  * rdma_cm event with a timeout, and cancellation (rdmig_opts.cancel).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* completion.c - completion dispatch and the one wait loop of the library. */
 #include <errno.h>
 #include <poll.h>

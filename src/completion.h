@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * completion.h - reaping completions and waiting for a condition.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * conn.h - the connection object shared by cm.c (connect/accept),
  * verbs_res.c (PD, CQs, buffers, QP), completion.c (waiting) and channel.c

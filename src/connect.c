@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * connect.c - the source side of a connection, and what every connection
  * has: destroy and the accessors.

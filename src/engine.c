@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* engine.c - helpers shared by source.c and dest.c. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* engine.h - what the source and the destination of a migration share. */
 #ifndef RDMIG_ENGINE_H
 #define RDMIG_ENGINE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* error.c - the one table behind rdmig_strerror() and rdmig_err_name(). */
 #include "rdmig.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* inline_ladder.c - create the real QP, retrying with smaller inline requests. */
 #include <errno.h>
 #include <stdbool.h>

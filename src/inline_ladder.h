@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * inline_ladder.h - settle a QP's inline size by creating it for real.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * listen.c - the destination side: listen on every address, accept one
  * source at a time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* log.c - optional log callback and per-handle error messages. */
 #include <stdarg.h>
 #include <stdio.h>

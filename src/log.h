@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * log.h - the library's two ways of talking: the optional log callback of
  * struct rdmig_opts, and the per-handle "last error" message.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* opts.c - defaults of struct rdmig_opts. */
 #include <string.h>
 #include "rdmig.h"

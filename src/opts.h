@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* opts.h - validated copies of struct rdmig_opts, kept by every handle. */
 #ifndef RDMIG_OPTS_H
 #define RDMIG_OPTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * probe.c - what each RDMA device does with inline requests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* verbs_res.c - per-connection verbs resources, built and torn down in order. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * wire.c - the wire format: record encoders/decoders and the validation of
  * a received control message (docs/protocol.md, "Control messages").

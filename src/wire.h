@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * wire.h - internal view of the wire format (see docs/protocol.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * wrid.h - the layout of our work-request ids (local, not on the wire).
  *

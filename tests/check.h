@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * check.h - a minimal test runner for rdmig's tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* addr.c - command-line address and option parsing shared by subcommands,
  * and recv's source allow-list (--allow). */
 #include <arpa/inet.h>

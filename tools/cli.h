@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cli.h - shared pieces of the rdmig command (public API only). */
 #ifndef RDMIG_CLI_H
 #define RDMIG_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cli_cancel.c - SIGINT and SIGTERM end a migration cleanly.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cli_memlock.c - is the locked-memory limit high enough for a migration?
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cli_ping.c - `rdmig ping` / `rdmig pong`: REGISTER_REQUEST ->
  * REGISTER_RESULT round trips with the protocol's READY credit flow, as a

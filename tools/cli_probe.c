@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cli_probe.c - `rdmig probe`: the inline ladder and table per device. */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cli_qemu.h - the rdmig command's QEMU interoperability (public API only). */
 #ifndef RDMIG_CLI_QEMU_H
 #define RDMIG_CLI_QEMU_H

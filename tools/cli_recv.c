@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cli_recv.c - `rdmig recv`: accept one migration from `rdmig send`, like
  * QEMU's destination: the stream header says which blocks to allocate, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cli_recv_common.c - what `rdmig recv` (cli_recv.c) and `rdmig recv --qemu`
  * (cli_recv_qemu.c) share: their common options, the setup before a source

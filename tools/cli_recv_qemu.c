@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cli_recv_qemu.c - `rdmig recv --qemu`: the destination of a real QEMU's
  * RDMA migration (`migrate rdma:HOST:PORT` on the source).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cli_send.c - `rdmig send`: migrate files, each as one RAM block, to an
  * `rdmig recv`, the way QEMU's source migrates guest RAM.

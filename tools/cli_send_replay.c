@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cli_send_replay.c - `rdmig send --qemu-replay DIR --to ADDR:PORT`: play a
  * migration recorded by `rdmig recv --qemu` into a real QEMU destination

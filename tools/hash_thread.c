@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * hash_thread.c - SHA-256 of memory regions on a thread of its own (see
  * hash_thread.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * hash_thread.h - SHA-256 of a list of memory regions on a thread of its
  * own, so that `rdmig send` hashes while it migrates instead of between

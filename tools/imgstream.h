@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * imgstream.h - what `rdmig send` puts into the protocol's opaque byte
  * stream (QEMU_FILE messages), and an incremental parser for `rdmig recv`.

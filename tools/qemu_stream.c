@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* qemu_stream.c - reads the head and watches the end of a QEMU migration
  * stream (format: qemu_stream.h, docs/qemu-stream.md). */
 #include <stdarg.h>

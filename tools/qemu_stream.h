@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * qemu_stream.h - an incremental, defensive reader of the parts of a QEMU
  * (7.2) migration stream that an RDMA destination needs: the RAM block list

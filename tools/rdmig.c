@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmig.c - the command: dispatch to subcommands. */
 #include <stdio.h>
 #include <string.h>

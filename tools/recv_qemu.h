@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * recv_qemu.h - the state of `rdmig recv --qemu` (cli_recv_qemu.c), shared
  * with the parts that live in files of their own: reading the source's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * recv_qemu_ramblocks.c - `rdmig recv --qemu --ramblocks FILE`: the
  * source's `info ramblock` table, which gives the RAM offsets QEMU's

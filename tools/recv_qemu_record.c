@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * recv_qemu_record.c - record.txt of `rdmig recv --qemu`: the control
  * phases of the migration (when, at which stream offset, what each pass

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * replay_record.c - parse `rdmig recv --qemu`'s record.txt and plan which
  * registration pass sends each chunk (see replay_record.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * replay_record.h - read the record `rdmig recv --qemu` writes
  * (DIR/record.txt, format in docs/qemu-stream.md) and plan its replay.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* sha256.c - SHA-256 as specified in FIPS 180-4, section 6.2. */
 #include <string.h>
 #include "sha256.h"

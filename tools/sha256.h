@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * sha256.h - SHA-256 (FIPS 180-4), incremental, libc only.
  *

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # test_cli.sh RDMIG VERSION - the command line of the tool that needs no RDMA
 # device: --version, the top-level help, and the hints rdmig gives on a host
 # without RDMA.  Prints "N passed, N failed"; exits non-zero on a failure.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* devenv.c - device lookup and the two-process harness of device tests. */
 #include <errno.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * devenv.h - running a test on a real RDMA device, with two processes.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash disable=SC2034 # END_RC, END_MS, PID_*: for the sourcing script
 # migtest.sh - shell helpers of the device tests that run `rdmig send` and
 # `rdmig recv` as separate processes and watch them (test_kill.sh,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* rawpeer.c - posting what the public API refuses to send (see rawpeer.h). */
 #include <arpa/inet.h>
 #include <errno.h>

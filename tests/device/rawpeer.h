@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rawpeer.h - a peer that breaks the rules, for the hostile-peer tests.
  *

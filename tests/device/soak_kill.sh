@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # soak_kill.sh - many more kill -9 trials than CI runs: N migrations per
 # device (rxe and siw, at the same time) and side (sender, receiver), each
 # with one side killed at a random moment (tests/device/test_kill.sh).

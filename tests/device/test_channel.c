@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_channel.c - the inline control channel on real devices (rxe0, siw0):
  * every message type in both directions of the protocol, byte-identical

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_engine.c - the migration engine on real devices: blocks of every
  * shape arrive byte for byte, with dynamic registration and with PIN_ALL;

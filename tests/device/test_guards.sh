@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # test_guards.sh - what `rdmig recv` lets in and what a migration may pin,
 # on a real device inside the test guest (scripts/rdma-vm).
 #

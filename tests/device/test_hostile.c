@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_hostile.c - a hostile peer against the real migration engine.
  *

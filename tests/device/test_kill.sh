@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # test_kill.sh - `rdmig send` -> `rdmig recv` migrations whose one side dies
 # (SIGKILL) or is interrupted (SIGINT, SIGTERM) mid-migration, on a real
 # device inside the test guest (scripts/rdma-vm).

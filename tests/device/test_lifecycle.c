@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_lifecycle.c - peers that die, fall silent or are not welcome, on
  * real devices, in-process:

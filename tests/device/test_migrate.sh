@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # test_migrate.sh - `rdmig send` -> `rdmig recv` migrations on a real RDMA
 # device, inside the test guest (scripts/rdma-vm), where RDMAVM_RXE_IP and
 # RDMAVM_SIW_IP are set.  Outside it the test FAILS: a missing device is a

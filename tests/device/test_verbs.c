@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_verbs.c - the ground floor on real devices: each device opens, its
  * port is ACTIVE, PD/CQ/QP can be created, and two processes exchange a

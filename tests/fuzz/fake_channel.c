@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* fake_channel.c - the fakes described in fake_channel.h. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fake_channel.h - link-time fakes of everything the destination engine
  * (src/dest.c) calls outside itself, for fuzz_dest.c.

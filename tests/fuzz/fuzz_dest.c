@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_dest.c - libFuzzer target for the destination engine (src/dest.c).
  *

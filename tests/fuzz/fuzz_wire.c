@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_wire.c - libFuzzer target for rdmig_msg_parse and the record codecs.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # run-fuzz.sh [SECONDS] [TARGET] - build one libFuzzer target with clang and run it.
 #
 # TARGET is wire (default: fuzz_wire, the message decoder) or dest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/lib/check.sh - what every shell test shares (source it):
 #   ok/fail DESCRIPTION    count one check and print "ok - ..." / "FAIL - ..."
 #   check DESCRIPTION CMD  ok if CMD succeeds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_cli_hardening.c - the tool's pure guards: recv's --allow rules, the
  * locked memory a migration needs, reading CAP_IPC_LOCK from

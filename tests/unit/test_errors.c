@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_errors.c - every code from RDMIG_OK down to RDMIG_ERROR_MIN has its
  * own name and description, and unknown codes are reported as unknown.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_ladder.c - the inline ladder against fake providers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_qemu_stream.c - the reader of QEMU's migration stream: a stream
  * built by hand from the format (docs/qemu-stream.md) parses the same at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_replay_record.c - the reader of `rdmig recv --qemu`'s record.txt
  * (tools/replay_record.c): a real record's shape parses into the plan a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_sha256.c - tools/sha256.c against the FIPS 180-4 / NIST example
  * vectors, and incremental hashing split at every offset.

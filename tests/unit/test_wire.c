@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_wire.c - the wire format against golden bytes worked out by hand from
  * docs/protocol.md, and rdmig_msg_parse against every validation rule.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Self-test of scripts/rdma-vm, run on the host.  Boots the guest 3 times:
 #   1. one boot for most checks: devices, environment, exit status, stdout
 #      and stderr kept apart, files shared both ways, real rping traffic
