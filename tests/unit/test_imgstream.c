@@ -4,6 +4,7 @@
  * decoder agree, any split of the input parses the same, and each rule
  * of the format rejects what breaks it, with a message naming the field.
  */
+#include <time.h>
 #include "check.h"
 #include "imgstream.h"
 
@@ -450,6 +451,31 @@ TEST(file_names_of_long_names)
 	CHECK_EQ(strlen(out[1]), IMGS_FILE_STEM + 6); /* same 200-byte stem, then "-2" */
 	CHECK(strcmp(out[0], out[1]) != 0);
 	CHECK(strlen(out[1]) < 256); /* NAME_MAX */
+}
+
+/* 4096 distinct valid names that share their first 200 bytes, the stem
+ * (issue 15): they all map to one stem, so each gets a number.  Comparing
+ * every candidate with every chosen name took over a minute. */
+TEST(file_names_of_4096_names_sharing_a_stem_take_well_under_a_second)
+{
+	static struct imgs_block b[IMGS_MAX_BLOCKS];
+	static char out[IMGS_MAX_BLOCKS][IMGS_FILE_NAME];
+	struct timespec t0, t1;
+	double secs;
+
+	for (uint32_t i = 0; i < IMGS_MAX_BLOCKS; i++) {
+		memset(b[i].name, 'x', IMGS_FILE_STEM);
+		snprintf(b[i].name + IMGS_FILE_STEM, sizeof(b[i].name) - IMGS_FILE_STEM, "%u", i);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_OK(imgs_file_names(b, IMGS_MAX_BLOCKS, ".img", out));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	fprintf(stderr, "# 4096 names sharing a 200-byte stem: %.3f s\n", secs);
+	CHECK(secs < 1.0);
+	CHECK_EQ(strlen(out[0]), IMGS_FILE_STEM + 4);
+	CHECK(!strcmp(out[1] + IMGS_FILE_STEM, "-2.img"));
+	CHECK(!strcmp(out[IMGS_MAX_BLOCKS - 1] + IMGS_FILE_STEM, "-4096.img"));
 }
 
 CHECK_MAIN()
