@@ -201,7 +201,7 @@ int bench_bulk_send(const struct bench_args *a)
 	struct mapped_file file = {0};
 	struct rdmig_conn *c = NULL;
 	struct rdmig_source *s = NULL;
-	struct rdmig_engine_stats st;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	struct rdmig_opts o;
 	struct hasher hasher = {.file = &file};
 	struct send_times t = {0};
@@ -285,7 +285,7 @@ int bench_bulk_recv(const struct bench_args *a)
 	struct rdmig_listener *l = NULL;
 	struct rdmig_conn *c = NULL;
 	struct rdmig_dest *d = NULL;
-	struct rdmig_engine_stats st;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	struct rdmig_opts o;
 	uint8_t *mem = MAP_FAILED;
 	double t0, t_end;

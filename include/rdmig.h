@@ -9,10 +9,26 @@
  * either way.
  *
  * Conventions:
- *  - Every handle is opaque and comes in a create/destroy pair.
- *  - Every function that can fail returns 0 or a negative RDMIG_E* code;
+ *  - Every handle is opaque and comes in a create/destroy pair.  A create
+ *    function returns 0 and writes the handle through its out-parameter, or
+ *    returns a negative code and writes NULL there: nothing to destroy.
+ *    Why it failed goes to the log callback (ERROR level) of the options,
+ *    and for rdmig_source_create/rdmig_dest_create also to the connection's
+ *    errmsg.  Destroy functions take NULL.
+ *  - Every function that can fail returns 0 or a negative code: -errno for
+ *    a system failure, or an RDMIG_E* code (see "errors" below);
  *    rdmig_strerror() describes a code, and the handle's errmsg function
  *    says what exactly failed the last time.
+ *  - Getters take a NULL handle: errmsg functions then return a static
+ *    string, the others zeroes ("" for names).
+ *  - Extensible structs start with `size_t size`.  Inputs (rdmig_opts):
+ *    rdmig_opts_init() sets it to the caller's sizeof; the library reads
+ *    the fields that size covers and takes its defaults for the rest, and
+ *    refuses a larger struct only when the bytes it does not know are not
+ *    zero.  Outputs (rdmig_engine_stats, rdmig_counters): the caller sets
+ *    size = sizeof before the call, and the library writes min(size, its
+ *    sizeof) bytes.  Every other public struct is frozen: it never grows
+ *    (a change would be a new struct and new functions).
  *  - The library never prints and never exits; it reports through return
  *    codes and an optional log callback in struct rdmig_opts.
  *  - Multi-byte values in the public structs are in host byte order; the
@@ -22,6 +38,7 @@
 #ifndef RDMIG_H
 #define RDMIG_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,37 +50,61 @@ extern "C" {
 
 /* ------------------------------------------------------------- errors -- */
 
+/*
+ * One error convention, as rdma-core and libfabric have it:
+ *
+ *   0                      success
+ *   -1 .. -999             -errno: a system, verbs or rdma_cm call failed
+ *                          with that errno (-EPERM, -EADDRINUSE, ...), or a
+ *                          condition errno already names (the five codes
+ *                          below that are equal to -EINVAL, -ENOMEM, ...)
+ *   -1001 .. -1017         rdmig's own protocol and library codes
+ *                          (-(RDMIG_ELIB_BASE + n)): no errno is there
+ *
+ * The two ranges cannot collide (Linux errno values end near 133).
+ * rdmig_strerror() describes every code, any -errno included, and the
+ * handle's errmsg function says what exactly failed the last time.
+ */
+#define RDMIG_ELIB_BASE 1000
+/* A code that is -errno (a system failure) rather than an rdmig code. */
+#define RDMIG_IS_ERRNO(code) ((code) < 0 && (code) > -RDMIG_ELIB_BASE)
+
 enum rdmig_error {
 	RDMIG_OK = 0,
-	RDMIG_EINVAL = -1,          /* invalid argument or option */
-	RDMIG_ENOMEM = -2,          /* out of memory */
-	RDMIG_ESYS = -3,            /* a system, verbs or rdma_cm call failed */
-	RDMIG_ETIMEDOUT = -4,       /* a wait ran past the configured timeout */
-	RDMIG_EDISCONNECTED = -5,   /* the peer disconnected */
-	RDMIG_EPEER = -6,           /* the peer sent ERROR: it is aborting */
-	RDMIG_EREJECTED = -7,       /* the destination rejected the connection */
-	RDMIG_EVERSION = -8,        /* capability version is not 1 */
-	RDMIG_EMSG_SHORT = -9,      /* fewer bytes than a header */
-	RDMIG_EMSG_LEN = -10,       /* header len above 512 KiB - 16 */
-	RDMIG_EMSG_SIZE = -11,      /* received byte count != 16 + len */
-	RDMIG_EMSG_REPEAT = -12,    /* repeat above 4096 */
-	RDMIG_EMSG_REPEAT_LEN = -13, /* repeat does not match len for the type */
-	RDMIG_EMSG_TYPE = -14,      /* unknown message type */
-	RDMIG_EMSG_UNEXPECTED = -15, /* known type, but not the one expected */
-	RDMIG_ECOMPLETION = -16,    /* a work request completed with an error */
-	RDMIG_ERANGE = -17,         /* a peer's index/offset/length is out of range */
-	RDMIG_ENODEV = -18,         /* no (such) RDMA device */
-	RDMIG_EADDR = -19,          /* address could not be resolved or bound */
-	RDMIG_ESTATE = -20,         /* call not valid in this state */
-	RDMIG_ETOOBIG = -21,        /* message larger than a control buffer */
-	RDMIG_EPROTO = -22,         /* any other protocol violation */
-	RDMIG_ECANCELED = -23,      /* the caller cancelled the wait (rdmig_opts.cancel) */
+	/* conditions errno names: the code is -errno */
+	RDMIG_EINVAL = -EINVAL,       /* invalid argument or option */
+	RDMIG_ENOMEM = -ENOMEM,       /* out of memory */
+	RDMIG_ENODEV = -ENODEV,       /* no (such) RDMA device */
+	RDMIG_ETIMEDOUT = -ETIMEDOUT, /* a wait ran past the configured timeout */
+	RDMIG_ECANCELED = -ECANCELED, /* the caller cancelled the wait (rdmig_opts.cancel) */
+	/* rdmig's own codes */
+	RDMIG_EDISCONNECTED = -(RDMIG_ELIB_BASE + 1), /* the peer disconnected */
+	RDMIG_EPEER = -(RDMIG_ELIB_BASE + 2),         /* the peer sent ERROR: it is aborting */
+	RDMIG_EREJECTED = -(RDMIG_ELIB_BASE + 3),     /* the destination rejected the connection */
+	RDMIG_EVERSION = -(RDMIG_ELIB_BASE + 4),      /* capability version is not 1 */
+	RDMIG_EMSG_SHORT = -(RDMIG_ELIB_BASE + 5),    /* fewer bytes than a header */
+	RDMIG_EMSG_LEN = -(RDMIG_ELIB_BASE + 6),      /* header len above 512 KiB - 16 */
+	RDMIG_EMSG_SIZE = -(RDMIG_ELIB_BASE + 7),     /* received byte count != 16 + len */
+	RDMIG_EMSG_REPEAT = -(RDMIG_ELIB_BASE + 8),   /* repeat above 4096 */
+	RDMIG_EMSG_REPEAT_LEN = -(RDMIG_ELIB_BASE + 9), /* repeat does not match len for the type */
+	RDMIG_EMSG_TYPE = -(RDMIG_ELIB_BASE + 10),    /* unknown message type */
+	RDMIG_EMSG_UNEXPECTED = -(RDMIG_ELIB_BASE + 11), /* known type, but not the one expected */
+	RDMIG_ECOMPLETION = -(RDMIG_ELIB_BASE + 12),  /* a work request completed with an error */
+	RDMIG_ERANGE = -(RDMIG_ELIB_BASE + 13),       /* a peer's index/offset/length is out of range */
+	RDMIG_EADDR = -(RDMIG_ELIB_BASE + 14),        /* address could not be resolved or bound */
+	RDMIG_ESTATE = -(RDMIG_ELIB_BASE + 15),       /* call not valid in this state */
+	RDMIG_ETOOBIG = -(RDMIG_ELIB_BASE + 16),      /* message larger than a control buffer */
+	RDMIG_EPROTO = -(RDMIG_ELIB_BASE + 17),       /* any other protocol violation */
 };
-#define RDMIG_ERROR_MIN RDMIG_ECANCELED
+/* The lowest of rdmig's own codes (a new code goes below it, never
+ * renumbering one). */
+#define RDMIG_ERROR_MIN RDMIG_EPROTO
 
-/* A fixed description of a code ("unknown error" for unknown codes). */
+/* A fixed description of a code: rdmig's own, or any -errno (the C
+ * library's text); "unknown error" for anything else. */
 const char *rdmig_strerror(int code);
-/* The code's symbolic name, e.g. "RDMIG_EMSG_LEN". */
+/* The code's symbolic name: "RDMIG_EMSG_LEN", or for an -errno that is not
+ * one of rdmig's names the errno's own ("EADDRINUSE"); "RDMIG_E?" else. */
 const char *rdmig_err_name(int code);
 
 /* ---------------------------------------------------------- wire format -- */
@@ -204,15 +245,19 @@ typedef void (*rdmig_log_fn)(void *ctx, int level, const char *msg);
 /* What AUTO asks first: a header plus the largest fixed payload. */
 #define RDMIG_INLINE_WANTED (RDMIG_HEADER_SIZE + RDMIG_REGISTER_SIZE)
 
+/*
+ * Options of a listener or connection (and of rdmig_probe).  Initialise with
+ * rdmig_opts_init(), then change fields.  The struct only grows at its end;
+ * the library takes its own defaults for fields past the caller's size.
+ */
 struct rdmig_opts {
-	size_t size;          /* sizeof(struct rdmig_opts); set by rdmig_opts_init */
+	size_t size;          /* the caller's sizeof(struct rdmig_opts); set by rdmig_opts_init */
 	int inline_request;   /* RDMIG_INLINE_AUTO, 0 (always copy), or N bytes */
 	bool pin_all;         /* source: ask for PIN_ALL; destination: allow it */
 	int backlog;          /* listener backlog (default 128) */
 	int timeout_ms;       /* limit of every wait (default 60000; <= 0: none) */
 	int accept_timeout_ms; /* limit of rdmig_accept (default 0: wait forever) */
 	uint32_t max_send_wr; /* send queue depth (default 512, as QEMU) */
-	uint32_t cap_version; /* capability version to send (tests only; default 1) */
 	int spin_us;          /* busy-poll this long before sleeping in a wait (default 50;
 			       * 0: sleep at once).  A sleeping thread wakes on a timer tick
 			       * on some hosts (emulated CPUs), costing milliseconds. */
@@ -227,7 +272,17 @@ struct rdmig_opts {
 	const volatile sig_atomic_t *cancel;
 };
 
-void rdmig_opts_init(struct rdmig_opts *opts);
+/*
+ * Fill the first `size` bytes of *opts with the library's defaults (bytes
+ * past its own sizeof with zero) and set opts->size = size.  Call it
+ * through rdmig_opts_init, which passes the caller's sizeof.
+ */
+void rdmig_opts_init_sized(struct rdmig_opts *opts, size_t size);
+
+static inline void rdmig_opts_init(struct rdmig_opts *opts)
+{
+	rdmig_opts_init_sized(opts, sizeof(*opts));
+}
 
 /* -------------------------------------------------------- the inline QP -- */
 
@@ -245,9 +300,9 @@ struct rdmig_listener;
 struct rdmig_conn;
 
 /*
- * Destination side.  rdmig_listener_create never fails except on memory;
- * rdmig_listen binds every address that host (NULL or "" = any) resolves to
- * and listens; rdmig_accept waits (opts.accept_timeout_ms, or forever when
+ * Destination side.  rdmig_listener_create fails only on invalid options
+ * (RDMIG_EINVAL) or memory; rdmig_listen binds every address that host
+ * (NULL or "" = any) resolves to and listens; rdmig_accept waits (opts.accept_timeout_ms, or forever when
  * it is <= 0) for one source, checks its capabilities, creates the QP and
  * accepts.  The accepted connection is a new handle.  A request with bad
  * capabilities (short, or a version other than 1) is rejected, logged
@@ -284,8 +339,8 @@ void rdmig_listener_set_filter(struct rdmig_listener *l, rdmig_accept_filter_fn 
  */
 
 /* Source side: create, then connect to host:port (every resolved address).
- * With invalid options, create still returns the handle (read its errmsg,
- * then destroy it) together with the error code; likewise for listeners. */
+ * With invalid options create returns RDMIG_EINVAL and sets *out to NULL
+ * (the reason goes to opts->log), like every create function. */
 int rdmig_conn_create(const struct rdmig_opts *opts, struct rdmig_conn **out);
 int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port);
 /* Disconnects (if connected) and frees everything.  NULL is fine. */
@@ -326,6 +381,7 @@ int rdmig_send_error(struct rdmig_conn *c);
 
 /* Counters of one connection, per message type (index = wire type). */
 struct rdmig_counters {
+	size_t size; /* the caller's sizeof(struct rdmig_counters), set before the call */
 	uint64_t sent[RDMIG_MSG_TYPE_COUNT];
 	uint64_t sent_inline[RDMIG_MSG_TYPE_COUNT];
 	uint64_t sent_copied[RDMIG_MSG_TYPE_COUNT];
@@ -334,6 +390,8 @@ struct rdmig_counters {
 	uint64_t bytes_copied; /* header + payload bytes copied and posted */
 	uint64_t bytes_received;
 };
+/* Set out->size = sizeof(*out) first: min(out->size, the library's size)
+ * bytes are written (a NULL connection writes zeroes). */
 void rdmig_conn_counters(const struct rdmig_conn *c, struct rdmig_counters *out);
 
 /* ------------------------------------------------------ migration engine -- */
@@ -362,6 +420,7 @@ struct rdmig_block {
 
 /* What one side did, for summaries and benchmarks. */
 struct rdmig_engine_stats {
+	size_t size;                   /* the caller's sizeof, set before the call */
 	uint64_t bytes_written;        /* RDMA WRITE payload (source) */
 	uint64_t bytes_compressed;     /* ranges sent / applied as COMPRESS */
 	uint64_t writes_posted;        /* RDMA WRITE work requests (source) */
@@ -405,6 +464,7 @@ int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, 
 /* Post what is pending, wait for every write to complete, and send
  * REGISTER_FINISHED.  Pages may then be sent again (a new iteration). */
 int rdmig_source_end_iteration(struct rdmig_source *s);
+/* Set out->size = sizeof(*out) first (see rdmig_conn_counters). */
 void rdmig_source_stats(const struct rdmig_source *s, struct rdmig_engine_stats *out);
 /* Deregisters local memory; does not close the connection. */
 void rdmig_source_destroy(struct rdmig_source *s);
@@ -453,7 +513,7 @@ const char *rdmig_dest_errmsg(const struct rdmig_dest *d);
 /* One QP creation with a fixed inline request (no ladder). */
 struct rdmig_probe_row {
 	uint32_t requested;
-	int result;             /* 0, or the positive errno of the failed create */
+	int result;             /* 0, or -errno of the failed create */
 	uint32_t written_back;  /* cap.max_inline_data written back */
 	uint32_t send_sge_back; /* cap.max_send_sge written back */
 	uint64_t queue_bytes;   /* the QP's queue mappings (send + receive), 0 if unknown */
@@ -463,7 +523,7 @@ struct rdmig_probe_row {
 struct rdmig_probe_report {
 	char device[64];
 	uint32_t max_send_wr, max_send_sge; /* the caps the ladder used */
-	int ladder_result;                  /* 0 or a negative RDMIG_E* code */
+	int ladder_result;                  /* 0 or a negative code (-errno) */
 	struct rdmig_inline_info ladder;    /* outcome of the ladder */
 	struct rdmig_probe_row rows[RDMIG_PROBE_SIZES]; /* 0,16,...,1024 */
 };

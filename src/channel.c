@@ -44,7 +44,7 @@ int conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
 		return 0;
 	err = verbs_errno(ibv_post_recv(c->id->qp, &wr, &bad));
 	if (err)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_post_recv (%s slot): %s",
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "ibv_post_recv (%s slot): %s",
 				   slot == SLOT_READY ? "READY" : "DATA", strerror(err));
 	c->recv[slot].posted = true;
 	c->recv[slot].done = false;
@@ -154,7 +154,7 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 	}
 	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
 	if (ret)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_post_send (%s, %u bytes, %s): %s",
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (%s, %u bytes, %s): %s",
 				   rdmig_msg_type_name(m->type), bytes, inl ? "inline" : "copied",
 				   strerror(ret));
 	seq = conn_sq_record(c, signaled);
@@ -226,12 +226,16 @@ int conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct rdmig_m
 
 int rdmig_send(struct rdmig_conn *c, const struct rdmig_msg *msg)
 {
+	if (!c)
+		return RDMIG_EINVAL;
 	return exchange_send(c, msg, false);
 }
 
 int rdmig_request(struct rdmig_conn *c, const struct rdmig_msg *msg, uint32_t reply_type,
 		  struct rdmig_msg *reply)
 {
+	if (!c)
+		return RDMIG_EINVAL;
 	if (!reply || reply_type == RDMIG_MSG_NONE || reply_type >= RDMIG_MSG_TYPE_COUNT)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
 				   "a request needs a reply type and a place for the reply");
@@ -248,6 +252,8 @@ int rdmig_request(struct rdmig_conn *c, const struct rdmig_msg *msg, uint32_t re
  * of the connection on iWARP) and the payload stays intact. */
 int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
 {
+	if (!c)
+		return RDMIG_EINVAL;
 	static const struct rdmig_msg ready = {.type = RDMIG_MSG_READY, .repeat = 1};
 	int ret;
 
@@ -267,6 +273,8 @@ int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
 
 int rdmig_reply(struct rdmig_conn *c, const struct rdmig_msg *msg)
 {
+	if (!c)
+		return RDMIG_EINVAL;
 	return post_control(c, msg);
 }
 
@@ -288,7 +296,7 @@ static int post_flush(struct rdmig_conn *c)
 	int ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
 
 	if (ret)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_post_send (flush): %s",
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (flush): %s",
 				   strerror(ret));
 	conn_sq_record(c, true);
 	return 0;
@@ -342,6 +350,8 @@ static void take_owed_message(struct rdmig_conn *c, int timeout_ms)
 
 int rdmig_send_error(struct rdmig_conn *c)
 {
+	if (!c)
+		return RDMIG_EINVAL;
 	static const struct rdmig_msg error = {.type = RDMIG_MSG_ERROR, .repeat = 1};
 	char saved[RDMIG_ERRMSG_SIZE];
 	int ret;
@@ -391,7 +401,7 @@ int conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint3
 	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
 	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
 	if (ret)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret),
 				   "ibv_post_send (RDMA WRITE of %u bytes to 0x%llx): %s", len,
 				   (unsigned long long)remote, strerror(ret));
 	conn_sq_record(c, signaled);
@@ -401,5 +411,5 @@ int conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint3
 
 void rdmig_conn_counters(const struct rdmig_conn *c, struct rdmig_counters *out)
 {
-	*out = c->counters;
+	rdmig__put_sized(out, c ? &c->counters : NULL, sizeof(c->counters));
 }

@@ -28,10 +28,11 @@ static inline int wait_slice_ms(const struct rdmig_opts *opts, long long left_ms
 	return (int)(left_ms < 0 || left_ms > cap ? cap : left_ms);
 }
 
-/* The RDMIG_E* code of a positive errno that ended a wait. */
+/* The code of a positive errno that ended a wait: -errno (ETIMEDOUT and
+ * ECANCELED are RDMIG_ETIMEDOUT and RDMIG_ECANCELED). */
 static inline int wait_errcode(int err)
 {
-	return err == ETIMEDOUT ? RDMIG_ETIMEDOUT : err == ECANCELED ? RDMIG_ECANCELED : RDMIG_ESYS;
+	return err > 0 ? -err : -EIO;
 }
 
 /*

@@ -166,7 +166,7 @@ static int reap_cq(struct rdmig_conn *c, struct ibv_cq *cq)
 	do {
 		n = ibv_poll_cq(cq, REAP_BATCH, wc);
 		if (n < 0)
-			return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_poll_cq failed (%d)",
+			return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(-n), "ibv_poll_cq failed (%d)",
 					   n);
 		for (int i = 0; i < n; i++) {
 			int ret = dispatch(c, &wc[i]);
@@ -189,7 +189,7 @@ static int arm_cqs(struct rdmig_conn *c)
 	if (!err)
 		err = verbs_errno(ibv_req_notify_cq(c->recv_cq, 0));
 	if (err)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_req_notify_cq: %s",
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "ibv_req_notify_cq: %s",
 				   strerror(err));
 	return 0;
 }
@@ -211,7 +211,7 @@ static int handle_cm_event(struct rdmig_conn *c)
 	enum rdma_cm_event_type type;
 
 	if (rdma_get_cm_event(c->ec, &ev))
-		return errno == EAGAIN ? 0 : rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+		return errno == EAGAIN ? 0 : rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 							 "rdma_get_cm_event: %s", strerror(errno));
 	type = ev->event;
 	rdma_ack_cm_event(ev);
@@ -241,7 +241,7 @@ static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 	int n = poll(fds, 3, timeout_ms);
 
 	if (n < 0)
-		return errno == EINTR ? 0 : rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+		return errno == EINTR ? 0 : rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 							 "poll: %s", strerror(errno));
 	if (fds[0].revents)
 		drain_channel(c->send_cc);

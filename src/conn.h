@@ -59,6 +59,7 @@ struct rdmig_conn {
 
 	/* negotiated capabilities */
 	struct rdmig_caps caps;
+	uint32_t cap_version; /* what the source sends: 1 (tests send others) */
 
 	/*
 	 * Send-queue accounting (completion.c).  Every posted send-side WR
@@ -114,8 +115,9 @@ void conn_res_destroy(struct rdmig_conn *c);
 void conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_wr, struct ibv_cq *send_cq,
 		       struct ibv_cq *recv_cq);
 
-/* Allocate a connection with validated options (src NULL = defaults).  With
- * invalid options *out is still set (errmsg says why) and the code returned. */
+/* Allocate a connection with validated options (src NULL = defaults).  On
+ * failure *out is NULL, errmsg (may be NULL) says why and the code is
+ * returned. */
 int conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,
 	       char *errmsg);
 

@@ -17,12 +17,20 @@
 #include <string.h>
 #include "cm_event.h"
 #include "conn.h"
+#include "testhooks.h"
 
 #define RESOLVE_TIMEOUT_MS 2000
 
 int rdmig_conn_create(const struct rdmig_opts *opts, struct rdmig_conn **out)
 {
+	if (!out)
+		return RDMIG_EINVAL;
 	return conn_alloc(opts, ROLE_SOURCE, out, NULL);
+}
+
+void rdmig__conn_set_cap_version(struct rdmig_conn *c, uint32_t version)
+{
+	c->cap_version = version;
 }
 
 /* Wait for one event of type want on the connection's channel. */
@@ -65,8 +73,9 @@ static int try_address(struct rdmig_conn *c, const struct rdma_addrinfo *ai, cha
 	int ret;
 
 	if (rdma_create_id(c->ec, &id, c, RDMA_PS_TCP)) {
-		snprintf(detail, detail_len, "rdma_create_id: %s", strerror(errno));
-		return RDMIG_ESYS;
+		int err = errno;
+		snprintf(detail, detail_len, "rdma_create_id: %s", strerror(err));
+		return rdmig__syserr(err);
 	}
 	if (rdma_resolve_addr(id, ai->ai_src_addr, ai->ai_dst_addr, RESOLVE_TIMEOUT_MS)) {
 		snprintf(detail, detail_len, "rdma_resolve_addr: %s", strerror(errno));
@@ -121,10 +130,10 @@ static int rejected(struct rdmig_conn *c, const struct rdma_cm_event *ev)
 
 	if (ev->param.conn.private_data && ev->param.conn.private_data_len >= RDMIG_CAPS_SIZE) {
 		rdmig_decode_caps(ev->param.conn.private_data, &theirs);
-		if (theirs.version != c->opts.cap_version)
+		if (theirs.version != c->cap_version)
 			snprintf(extra, sizeof(extra),
 				 ": it speaks capability version %u, we asked for version %u",
-				 theirs.version, c->opts.cap_version);
+				 theirs.version, c->cap_version);
 	}
 	return rdmig__fail(&c->opts, c->errmsg, extra[0] ? RDMIG_EVERSION : RDMIG_EREJECTED,
 			   "the destination rejected the connection (status %d)%s", ev->status,
@@ -154,7 +163,7 @@ static int established(struct rdmig_conn *c, const struct rdma_cm_event *ev, uin
 
 static int connect_with_caps(struct rdmig_conn *c)
 {
-	struct rdmig_caps caps = {c->opts.cap_version, c->opts.pin_all ? RDMIG_CAP_PIN_ALL : 0};
+	struct rdmig_caps caps = {c->cap_version, c->opts.pin_all ? RDMIG_CAP_PIN_ALL : 0};
 	uint8_t pdata[RDMIG_CAPS_SIZE];
 	struct rdma_conn_param param = {
 		.private_data = pdata,
@@ -167,7 +176,7 @@ static int connect_with_caps(struct rdmig_conn *c)
 
 	rdmig_encode_caps(&caps, pdata);
 	if (rdma_connect(c->id, &param))
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "rdma_connect: %s",
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "rdma_connect: %s",
 				   strerror(errno));
 	err = cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
 	if (err)
@@ -193,6 +202,8 @@ int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port)
 {
 	int ret;
 
+	if (!c)
+		return RDMIG_EINVAL;
 	if (!host || !port)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL, "connect needs host and port");
 	if (c->ec || c->role != ROLE_SOURCE)
@@ -200,7 +211,7 @@ int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port)
 				   "rdmig_connect: this handle was already used");
 	c->ec = cm_channel_create();
 	if (!c->ec)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 				   "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
 				   strerror(errno));
 	ret = resolve(c, host, port);
@@ -239,15 +250,21 @@ const char *rdmig_conn_errmsg(const struct rdmig_conn *c)
 
 void rdmig_conn_caps(const struct rdmig_conn *c, struct rdmig_caps *caps)
 {
-	*caps = c->caps;
+	static const struct rdmig_caps none;
+
+	if (caps)
+		*caps = c ? c->caps : none;
 }
 
 void rdmig_conn_inline(const struct rdmig_conn *c, struct rdmig_inline_info *info)
 {
-	*info = c->inl;
+	static const struct rdmig_inline_info none;
+
+	if (info)
+		*info = c ? c->inl : none;
 }
 
 const char *rdmig_conn_device(const struct rdmig_conn *c)
 {
-	return c->id && c->id->verbs ? ibv_get_device_name(c->id->verbs->device) : "";
+	return c && c->id && c->id->verbs ? ibv_get_device_name(c->id->verbs->device) : "";
 }

@@ -54,9 +54,13 @@ struct rdmig_dest {
 
 int rdmig_dest_create(struct rdmig_conn *c, struct rdmig_dest **out)
 {
-	struct rdmig_dest *d = calloc(1, sizeof(*d));
+	struct rdmig_dest *d;
 
-	*out = NULL;
+	if (out)
+		*out = NULL;
+	if (!c || !out)
+		return RDMIG_EINVAL;
+	d = calloc(1, sizeof(*d));
 	if (d) {
 		d->scratch = malloc((size_t)RDMIG_MAX_REPEAT * RDMIG_DEST_BLOCK_SIZE);
 		d->zr = malloc((size_t)RDMIG_MAX_REPEAT * sizeof(*d->zr));
@@ -100,11 +104,13 @@ void rdmig_dest_destroy(struct rdmig_dest *d)
 
 const char *rdmig_dest_errmsg(const struct rdmig_dest *d)
 {
-	return d->c->errmsg;
+	return d ? d->c->errmsg : "no destination";
 }
 
 int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks, size_t nblocks)
 {
+	if (!d)
+		return RDMIG_EINVAL;
 	uint64_t next_offset = 0;
 	int ret;
 
@@ -570,6 +576,8 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
  * unread.  Every later call returns the same code. */
 int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev)
 {
+	if (!d)
+		return RDMIG_EINVAL;
 	if (!d->failed)
 		d->failed = next_event(d, ev);
 	return d->failed;
@@ -577,5 +585,5 @@ int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev)
 
 void rdmig_dest_stats(const struct rdmig_dest *d, struct rdmig_engine_stats *out)
 {
-	*out = d->st;
+	rdmig__put_sized(out, d ? &d->st : NULL, sizeof(d->st));
 }

@@ -53,7 +53,7 @@ int engine_abort(struct rdmig_conn *c, int code, const char *fmt, ...)
 int engine_reg_failed(struct rdmig_conn *c, const char *what, const char *name, uint64_t len)
 {
 	int err = errno;
-	return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+	return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err),
 			   "cannot register %s %s (%llu bytes): %s%s", what, name,
 			   (unsigned long long)len, strerror(err),
 			   err == ENOMEM || err == EPERM || err == EFAULT

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* error.c - the one table behind rdmig_strerror() and rdmig_err_name(). */
+/*
+ * error.c - the one table behind rdmig_strerror() and rdmig_err_name(), and
+ * the C library's descriptions and names for every other -errno.
+ */
+#include <string.h>
 #include "rdmig.h"
 
 struct error_entry {
@@ -13,8 +17,9 @@ static const struct error_entry error_table[] = {
 	E(RDMIG_OK, "success"),
 	E(RDMIG_EINVAL, "invalid argument"),
 	E(RDMIG_ENOMEM, "out of memory"),
-	E(RDMIG_ESYS, "a system, verbs or rdma_cm call failed"),
+	E(RDMIG_ENODEV, "no such RDMA device"),
 	E(RDMIG_ETIMEDOUT, "timed out waiting for the peer"),
+	E(RDMIG_ECANCELED, "cancelled by the caller"),
 	E(RDMIG_EDISCONNECTED, "the peer disconnected"),
 	E(RDMIG_EPEER, "the peer reported an error and is aborting"),
 	E(RDMIG_EREJECTED, "the destination rejected the connection"),
@@ -28,12 +33,10 @@ static const struct error_entry error_table[] = {
 	E(RDMIG_EMSG_UNEXPECTED, "unexpected message type"),
 	E(RDMIG_ECOMPLETION, "a work request completed with an error"),
 	E(RDMIG_ERANGE, "index, offset or length out of range"),
-	E(RDMIG_ENODEV, "no such RDMA device"),
 	E(RDMIG_EADDR, "address could not be resolved or bound"),
 	E(RDMIG_ESTATE, "operation not valid in this state"),
 	E(RDMIG_ETOOBIG, "message larger than a control buffer"),
 	E(RDMIG_EPROTO, "protocol violation"),
-	E(RDMIG_ECANCELED, "cancelled by the caller"),
 };
 #undef E
 
@@ -45,14 +48,28 @@ static const struct error_entry *find_error(int code)
 	return NULL;
 }
 
+/* glibc's strerrordesc_np/strerrorname_np: static strings (thread-safe, no
+ * buffer), NULL for an unknown errno. */
 const char *rdmig_strerror(int code)
 {
 	const struct error_entry *e = find_error(code);
-	return e ? e->text : "unknown error";
+	const char *text = NULL;
+
+	if (e)
+		return e->text;
+	if (RDMIG_IS_ERRNO(code))
+		text = strerrordesc_np(-code);
+	return text ? text : "unknown error";
 }
 
 const char *rdmig_err_name(int code)
 {
 	const struct error_entry *e = find_error(code);
-	return e ? e->name : "RDMIG_E?";
+	const char *name = NULL;
+
+	if (e)
+		return e->name;
+	if (RDMIG_IS_ERRNO(code))
+		name = strerrorname_np(-code);
+	return name ? name : "RDMIG_E?";
 }

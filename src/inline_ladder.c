@@ -136,7 +136,7 @@ int inline_ladder_run(int request, const struct ibv_qp_init_attr *base,
 		if (l.have_qp)
 			ops->destroy(ops->ctx);
 		result->last_errno = err;
-		return RDMIG_ESYS;
+		return rdmig__syserr(err);
 	}
 	result->info.written_back = l.qp_written;
 	/* Trust neither direction: some providers over-report, some clamp. */

@@ -47,7 +47,7 @@ struct ladder_result {
 /*
  * Run the ladder for request (RDMIG_INLINE_AUTO, 0, or N) over the base
  * attributes (cap.max_inline_data is set per rung).  Returns 0 with a live QP,
- * or RDMIG_ESYS when even the last rung failed (result->last_errno says why).
+ * or -errno when even the last rung failed (result->last_errno says which).
  */
 int inline_ladder_run(int request, const struct ibv_qp_init_attr *base,
 		      const struct ladder_ops *ops, const struct rdmig_opts *log_opts,

@@ -50,16 +50,23 @@ struct rdmig_listener {
 
 int rdmig_listener_create(const struct rdmig_opts *opts, struct rdmig_listener **out)
 {
-	struct rdmig_listener *l = calloc(1, sizeof(*l));
+	struct rdmig_listener *l;
 	int ret;
 
-	*out = l;
+	if (!out)
+		return RDMIG_EINVAL;
+	*out = NULL;
+	l = calloc(1, sizeof(*l));
 	if (!l)
 		return RDMIG_ENOMEM;
+	/* No handle on failure; the reason went to the log callback. */
 	ret = rdmig__opts_copy(&l->opts, opts, l->errmsg);
-	if (ret)
-		rdmig_opts_init(&l->opts);
-	return ret;
+	if (ret) {
+		free(l);
+		return ret;
+	}
+	*out = l;
+	return 0;
 }
 
 static void set_port(struct sockaddr *sa, uint16_t port)
@@ -131,12 +138,14 @@ int rdmig_listen(struct rdmig_listener *l, const char *host, const char *port)
 	const char *node = host && *host ? host : NULL, *step = "";
 	int err = 0;
 
+	if (!l)
+		return RDMIG_EINVAL;
 	if (!port || l->ec)
 		return rdmig__fail(&l->opts, l->errmsg, port ? RDMIG_ESTATE : RDMIG_EINVAL,
 				   port ? "this listener is already listening" : "listen needs a port");
 	l->ec = cm_channel_create();
 	if (!l->ec)
-		return rdmig__fail(&l->opts, l->errmsg, RDMIG_ESYS,
+		return rdmig__fail(&l->opts, l->errmsg, rdmig__syserr(errno),
 				   "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
 				   strerror(errno));
 	if (rdma_getaddrinfo(node, port, &hints, &res))
@@ -163,7 +172,7 @@ int rdmig_listen(struct rdmig_listener *l, const char *host, const char *port)
 
 uint16_t rdmig_listener_port(const struct rdmig_listener *l)
 {
-	return l->port;
+	return l ? l->port : 0;
 }
 
 /* Reject a request with our capability record as the private data, so
@@ -219,7 +228,7 @@ static int accept_conn(struct rdmig_conn *c)
 
 	rdmig_encode_caps(&c->caps, echo);
 	if (rdma_accept(c->id, &param))
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "rdma_accept: %s",
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "rdma_accept: %s",
 				   strerror(errno));
 	err = cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
 	if (err)
@@ -251,7 +260,7 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 	c->caps = *caps;
 	c->ec = cm_channel_create();
 	if (!c->ec || rdma_migrate_id(id, c->ec)) {
-		ret = rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+		ret = rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 				  "giving the connection its own event channel: %s", strerror(errno));
 		reject_with_our_caps(id);
 		rdma_destroy_id(id);
@@ -323,10 +332,12 @@ static bool source_allowed(struct rdmig_listener *l, struct rdma_cm_id *id)
 
 int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
 {
-	long long deadline = l->opts.accept_timeout_ms > 0
+	long long deadline = l && l->opts.accept_timeout_ms > 0
 				     ? cm_now_ms() + l->opts.accept_timeout_ms
 				     : 0;
 
+	if (!l || !out)
+		return RDMIG_EINVAL;
 	*out = NULL;
 	if (!l->ec)
 		return rdmig__fail(&l->opts, l->errmsg, RDMIG_ESTATE, "accept before listen");
@@ -361,6 +372,8 @@ int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
 
 void rdmig_listener_set_filter(struct rdmig_listener *l, rdmig_accept_filter_fn fn, void *ctx)
 {
+	if (!l)
+		return;
 	l->filter = fn;
 	l->filter_ctx = ctx;
 }

@@ -5,7 +5,10 @@
 
 #include "rdmig.h"
 
-/* Copy src (NULL = defaults) into dst after checking it; errmsg on failure. */
+/* Copy src (NULL = defaults) into dst after checking it; errmsg on failure.
+ * src may be an older (smaller) or newer (larger) struct: src->size says. */
 int rdmig__opts_copy(struct rdmig_opts *dst, const struct rdmig_opts *src, char *errmsg);
+/* The library's defaults, at its own size. */
+void rdmig__opts_default(struct rdmig_opts *dst);
 
 #endif

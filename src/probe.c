@@ -70,7 +70,7 @@ static void probe_row(struct probe_dev *d, const struct ibv_qp_init_attr *base, 
 
 	attr.cap.max_inline_data = size;
 	row->requested = size;
-	row->result = probe_create(d, &attr);
+	row->result = -probe_create(d, &attr); /* 0 or -errno, as every code */
 	row->written_back = attr.cap.max_inline_data;
 	row->send_sge_back = attr.cap.max_send_sge;
 	row->queue_bytes = row->result ? 0 : uverbs_mapped_bytes() - before;
@@ -96,7 +96,6 @@ static int probe_one(struct ibv_device *dev, const struct rdmig_opts *opts,
 	struct ibv_qp_init_attr base;
 	struct ladder_ops ops = {probe_create, probe_destroy, &d};
 	struct ladder_result res;
-	int ret = RDMIG_ESYS;
 
 	snprintf(r->device, sizeof(r->device), "%s", ibv_get_device_name(dev));
 	d.ctx = ibv_open_device(dev);
@@ -105,10 +104,11 @@ static int probe_one(struct ibv_device *dev, const struct rdmig_opts *opts,
 	if (d.pd)
 		d.cq = ibv_create_cq(d.ctx, (int)opts->max_send_wr * 2, NULL, NULL, 0);
 	if (!d.cq) {
+		int err = errno;
 		snprintf(errbuf, errlen, "%s: cannot open device, PD or CQ: %s", r->device,
-			 strerror(errno));
+			 strerror(err));
 		probe_close(&d);
-		return ret;
+		return rdmig__syserr(err);
 	}
 	conn_qp_base_attr(&base, opts->max_send_wr, d.cq, d.cq);
 	r->max_send_wr = base.cap.max_send_wr;
@@ -133,6 +133,10 @@ int rdmig_probe(const char *device, const struct rdmig_opts *opts_in,
 	if (!errbuf || !errlen) {
 		errbuf = local;
 		errlen = sizeof(local);
+	}
+	if (!out || !count) {
+		snprintf(errbuf, errlen, "rdmig_probe needs out and count");
+		return RDMIG_EINVAL;
 	}
 	*out = NULL;
 	*count = 0;

@@ -97,7 +97,10 @@ int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, 
 	struct rdmig_source *s;
 	int ret;
 
-	*out = NULL;
+	if (out)
+		*out = NULL;
+	if (!c || !out)
+		return RDMIG_EINVAL;
 	ret = engine_check_blocks(c, blocks, nblocks);
 	if (ret)
 		return ret;
@@ -122,7 +125,7 @@ int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, 
 
 const char *rdmig_source_errmsg(const struct rdmig_source *s)
 {
-	return s->c->errmsg;
+	return s ? s->c->errmsg : "no source";
 }
 
 /* A message from the destination that breaks the wire rules is answered
@@ -135,6 +138,8 @@ static int answer_violation(struct rdmig_source *s, int ret)
 
 int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t len)
 {
+	if (!s)
+		return RDMIG_EINVAL;
 	const uint8_t *p = buf;
 
 	while (len) {
@@ -214,6 +219,8 @@ static int take_dest_blocks(struct rdmig_source *s, const struct rdmig_msg *repl
 
 int rdmig_source_setup(struct rdmig_source *s)
 {
+	if (!s)
+		return RDMIG_EINVAL;
 	struct rdmig_msg reply;
 	int ret;
 
@@ -424,6 +431,8 @@ static int queue_range(struct rdmig_source *s, uint32_t bi, uint64_t offset, uin
 
 int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, uint64_t len)
 {
+	if (!s)
+		return RDMIG_EINVAL;
 	struct src_block *b;
 
 	if (!s->set_up)
@@ -453,6 +462,8 @@ int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, 
 
 int rdmig_source_end_iteration(struct rdmig_source *s)
 {
+	if (!s)
+		return RDMIG_EINVAL;
 	int ret;
 
 	if (!s->set_up)
@@ -470,7 +481,15 @@ int rdmig_source_end_iteration(struct rdmig_source *s)
 
 void rdmig_source_stats(const struct rdmig_source *s, struct rdmig_engine_stats *out)
 {
-	*out = s->st;
-	out->writes_signaled = s->c->writes_signaled;
-	latency_log_percentiles(&s->rtt, &out->register_rtt_p50_us, &out->register_rtt_p99_us);
+	struct rdmig_engine_stats st;
+
+	if (!s) {
+		rdmig__put_sized(out, NULL, sizeof(st));
+		return;
+	}
+	st = s->st;
+	st.size = sizeof(st);
+	st.writes_signaled = s->c->writes_signaled;
+	latency_log_percentiles(&s->rtt, &st.register_rtt_p50_us, &st.register_rtt_p99_us);
+	rdmig__put_sized(out, &st, sizeof(st));
 }

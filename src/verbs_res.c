@@ -2,6 +2,7 @@
 /* verbs_res.c - per-connection verbs resources, built and torn down in order. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,18 +23,23 @@ int conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_
 
 	*out = NULL;
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		if (errmsg)
+			snprintf(errmsg, RDMIG_ERRMSG_SIZE, "cannot allocate a connection");
 		return RDMIG_ENOMEM;
+	}
 	c->role = role;
-	*out = c;
+	c->cap_version = RDMIG_CAP_VERSION;
 	ret = rdmig__opts_copy(&c->opts, opts, c->errmsg);
 	if (ret) {
-		/* Keep the handle (with default options) so errmsg can be read. */
-		rdmig_opts_init(&c->opts);
+		/* No handle on failure; the reason went to the log callback. */
 		if (errmsg)
 			memcpy(errmsg, c->errmsg, RDMIG_ERRMSG_SIZE);
+		free(c);
+		return ret;
 	}
-	return ret;
+	*out = c;
+	return 0;
 }
 
 void conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_wr, struct ibv_cq *send_cq,
@@ -78,7 +84,7 @@ static int create_qp(struct rdmig_conn *c)
 
 	conn_qp_base_attr(&base, c->opts.max_send_wr, c->send_cq, c->recv_cq);
 	if (inline_ladder_run(c->opts.inline_request, &base, &ops, &c->opts, &res))
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(res.last_errno),
 				   "rdma_create_qp on %s failed at every inline request (last: "
 				   "max_inline_data=%u max_send_wr=%u max_send_sge=%u max_recv_wr=%u): %s",
 				   ibv_get_device_name(c->id->verbs->device), res.asked.max_inline_data,
@@ -100,14 +106,14 @@ static int create_cq(struct rdmig_conn *c, struct ibv_comp_channel **cc, struct 
 
 	*cc = ibv_create_comp_channel(verbs);
 	if (!*cc)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 				   "ibv_create_comp_channel (%s): %s", what, strerror(errno));
 	if (set_nonblock((*cc)->fd))
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "fcntl O_NONBLOCK (%s): %s",
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "fcntl O_NONBLOCK (%s): %s",
 				   what, strerror(errno));
 	*cq = ibv_create_cq(verbs, cqe, NULL, *cc, 0);
 	if (!*cq)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 				   "ibv_create_cq (%s, %d entries): %s", what, cqe, strerror(errno));
 	return 0;
 }
@@ -126,7 +132,7 @@ static int register_buffers(struct rdmig_conn *c)
 	/* Control buffers take sends and receives only: no remote access. */
 	c->buf_mr = ibv_reg_mr(c->pd, c->bufs, len, IBV_ACCESS_LOCAL_WRITE);
 	if (!c->buf_mr)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS,
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 				   "ibv_reg_mr of %zu bytes of control buffers: %s%s", len,
 				   strerror(errno),
 				   errno == ENOMEM || errno == EPERM ? " (check ulimit -l)" : "");
@@ -144,7 +150,7 @@ int conn_res_create(struct rdmig_conn *c)
 
 	c->pd = ibv_alloc_pd(c->id->verbs);
 	if (!c->pd)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "ibv_alloc_pd: %s",
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "ibv_alloc_pd: %s",
 				   strerror(errno));
 	ret = create_cq(c, &c->send_cc, &c->send_cq, cqe, "send");
 	if (!ret)

@@ -69,7 +69,7 @@ static int parse_args(int argc, char **argv, const char *cmd, const char *addr_o
 static void print_conn_summary(const char *who, struct rdmig_conn *c)
 {
 	struct rdmig_inline_info inl;
-	struct rdmig_counters k;
+	struct rdmig_counters k = {.size = sizeof(k)};
 	uint64_t inl_n = 0, cp_n = 0;
 
 	rdmig_conn_inline(c, &inl);

@@ -20,7 +20,7 @@ static void print_text(const struct rdmig_probe_report *r)
 	for (int i = 0; i < RDMIG_PROBE_SIZES; i++) {
 		const struct rdmig_probe_row *w = &r->rows[i];
 		if (w->result)
-			printf("  %9u  %-14s %12s %13s\n", w->requested, strerror(w->result), "-", "-");
+			printf("  %9u  %-14s %12s %13s\n", w->requested, strerror(-w->result), "-", "-");
 		else
 			printf("  %9u  %-14s %12u %13u %12llu\n", w->requested, "ok", w->written_back,
 			       w->send_sge_back, (unsigned long long)w->queue_bytes);
@@ -41,7 +41,7 @@ static void print_json(const struct rdmig_probe_report *r, size_t n)
 			const struct rdmig_probe_row *w = &r[d].rows[i];
 			printf("%s{\"requested\": %u, \"ok\": %s, \"errno\": %d, \"written_back\": %u, "
 			       "\"queue_bytes\": %llu}",
-			       i ? ", " : "", w->requested, w->result ? "false" : "true", w->result,
+			       i ? ", " : "", w->requested, w->result ? "false" : "true", -w->result,
 			       w->result ? 0 : w->written_back, (unsigned long long)w->queue_bytes);
 		}
 		printf("]}");

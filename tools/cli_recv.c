@@ -532,6 +532,7 @@ int cmd_recv(int argc, char **argv)
 		return ret;
 	}
 	watch_stop(&s);
+	s.st.size = sizeof(s.st);
 	rdmig_dest_stats(s.dest, &s.st);
 	verify(&s);
 	ret = 0;

@@ -372,7 +372,7 @@ static uint32_t nonzero_chunks(const struct rq_block *b)
 static void print_json(const struct rq_state *s)
 {
 	double secs = s->t_end - s->t_start;
-	struct rdmig_counters k;
+	struct rdmig_counters k = {.size = sizeof(k)};
 
 	rdmig_conn_counters(s->conn, &k);
 	printf("{\"command\": \"recv\", \"qemu\": true, \"out\": ");
@@ -413,7 +413,7 @@ static void print_json(const struct rq_state *s)
 static void print_human(const struct rq_state *s)
 {
 	double secs = s->t_end - s->t_start;
-	struct rdmig_counters k;
+	struct rdmig_counters k = {.size = sizeof(k)};
 	char a[32], b[32], c[32];
 	static const uint32_t shown[] = {RDMIG_MSG_READY, RDMIG_MSG_REGISTER_RESULT,
 					 RDMIG_MSG_RAM_BLOCKS_RESULT};
@@ -520,6 +520,7 @@ int cmd_recv_qemu(int argc, char **argv)
 		cleanup(&s);
 		return ret;
 	}
+	s.st.size = sizeof(s.st);
 	rdmig_dest_stats(s.dest, &s.st);
 	ret = 0;
 	if (write_images(&s)) {

@@ -554,7 +554,7 @@ int cmd_send(int argc, char **argv)
 			return cmd_send_replay(argc, argv);
 
 	struct send_state s;
-	struct rdmig_engine_stats st;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	int ret;
 
 	memset(&s, 0, sizeof(s));
@@ -753,7 +753,7 @@ static void sum_counters(const struct rdmig_counters *k, uint64_t *inl, uint64_t
 void mig_json_conn(const struct rdmig_conn *c)
 {
 	struct rdmig_inline_info inl;
-	struct rdmig_counters k;
+	struct rdmig_counters k = {.size = sizeof(k)};
 	uint64_t n_inl, n_cp;
 
 	rdmig_conn_inline(c, &inl);
@@ -777,7 +777,7 @@ void mig_json_conn(const struct rdmig_conn *c)
 void mig_print_conn(const char *cmd, const struct rdmig_conn *c)
 {
 	struct rdmig_inline_info inl;
-	struct rdmig_counters k;
+	struct rdmig_counters k = {.size = sizeof(k)};
 	uint64_t n_inl, n_cp, n_sent = 0, n_recv = 0;
 
 	rdmig_conn_inline(c, &inl);

@@ -351,7 +351,7 @@ static void cleanup(struct replay_state *s)
 int cmd_send_replay(int argc, char **argv)
 {
 	struct replay_state s;
-	struct rdmig_engine_stats st;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	int ret;
 
 	memset(&s, 0, sizeof(s));

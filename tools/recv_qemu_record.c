@@ -17,8 +17,8 @@
 
 int rq_add_phase(struct rq_state *s, int kind)
 {
-	struct rdmig_counters k;
-	struct rdmig_engine_stats st;
+	struct rdmig_counters k = {.size = sizeof(k)};
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	struct rq_phase *p;
 
 	if (s->nph == s->phcap) {

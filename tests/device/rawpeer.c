@@ -42,7 +42,7 @@ static int post_and_wait(struct rdmig_conn *c, struct ibv_send_wr *wr, void *buf
 	int ret, err;
 
 	if (!mr)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "raw: ibv_reg_mr: %s",
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "raw: ibv_reg_mr: %s",
 				   strerror(errno));
 	sge.lkey = mr->lkey;
 	wr->sg_list = &sge;
@@ -52,7 +52,7 @@ static int post_and_wait(struct rdmig_conn *c, struct ibv_send_wr *wr, void *buf
 	if (!ret) {
 		err = verbs_errno(ibv_post_send(c->id->qp, wr, &bad));
 		if (err)
-			ret = rdmig__fail(&c->opts, c->errmsg, RDMIG_ESYS, "raw: ibv_post_send: %s",
+			ret = rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "raw: ibv_post_send: %s",
 					  strerror(err));
 	}
 	if (!ret) {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "testhooks.h"
 #include "devenv.h"
 
 /* ------------------------------------------------ the message script -- */
@@ -80,7 +81,7 @@ static uint64_t total(const uint64_t *v)
 /* Inline counters after the script: by the granted size, or none at all. */
 static void check_inline_split(struct rdmig_conn *c, int inline_request)
 {
-	struct rdmig_counters k;
+	struct rdmig_counters k = {.size = sizeof(k)};
 	struct rdmig_inline_info inl;
 
 	rdmig_conn_counters(c, &k);
@@ -99,7 +100,7 @@ static void check_inline_split(struct rdmig_conn *c, int inline_request)
 static void dest_script(struct rdmig_conn *c, void *arg)
 {
 	const struct script_arg *a = arg;
-	struct rdmig_counters k;
+	struct rdmig_counters k = {.size = sizeof(k)};
 	struct rdmig_msg m;
 
 	for (size_t i = 0; i < SCRIPT_STEPS; i++) {
@@ -134,7 +135,7 @@ static void run_script(const struct dev *dev, int inline_request)
 	struct pair p = {.dev = dev, .dest = dest_script, .arg = &a};
 	struct rdmig_opts o;
 	struct rdmig_conn *c = NULL;
-	struct rdmig_counters k;
+	struct rdmig_counters k = {.size = sizeof(k)};
 
 	test_opts(&o);
 	o.inline_request = inline_request;
@@ -203,7 +204,7 @@ DEVICE_TEST(inline_512_falls_back_to_the_device_limit)
 	struct rdmig_opts o;
 	struct rdmig_conn *c = NULL;
 	struct rdmig_inline_info inl;
-	struct rdmig_counters k;
+	struct rdmig_counters k = {.size = sizeof(k)};
 	uint8_t *a = payload_for(64, 21), *b = payload_for(96, 22);
 	int is_siw = !strcmp(dev->kind, "siw");
 
@@ -318,11 +319,11 @@ DEVICE_TEST(version_2_peer_rejected)
 	struct rdmig_conn *c = NULL;
 
 	test_opts(&o);
-	o.cap_version = 2;
 	test_opts(&p.dest_opts);
 	p.dest_opts.accept_timeout_ms = 3000;
 	CHECK_OK(pair_start(&p));
 	CHECK_OK(rdmig_conn_create(&o, &c));
+	rdmig__conn_set_cap_version(c, 2);
 	CHECK_EQ(rdmig_connect(c, dev->ip, p.port), RDMIG_EVERSION);
 	CHECK_STR_CONTAINS(rdmig_conn_errmsg(c), "speaks capability version 1");
 	rdmig_conn_destroy(c);

@@ -85,7 +85,7 @@ static void dest_engine(struct rdmig_conn *c, void *argp)
 	struct rdmig_block blocks[NSHAPES];
 	struct rdmig_dest *d = NULL;
 	struct rdmig_event ev;
-	struct rdmig_engine_stats st;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	struct rdmig_caps caps;
 	int iterations = 0, ended = 0;
 	char stream[64] = "";
@@ -158,7 +158,7 @@ static void run_engine(const struct dev *dev, bool pin_all, int iterations)
 	struct rdmig_opts o;
 	struct rdmig_conn *c = NULL;
 	struct rdmig_source *s = NULL;
-	struct rdmig_engine_stats st;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
 
 	test_opts(&o);
 	o.pin_all = pin_all;

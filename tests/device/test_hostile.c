@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "testhooks.h"
 #include "rawpeer.h"
 
 #define KIB 1024u
@@ -1015,11 +1016,11 @@ DEVICE_TEST(caps_version_0_is_rejected)
 
 	p.arg = &v;
 	test_opts(&o);
-	o.cap_version = 0;
 	test_opts(&p.dest_opts);
 	p.dest_opts.accept_timeout_ms = REFUSED_ACCEPT_MS;
 	CHECK_OK(pair_start(&p));
 	CHECK_OK(rdmig_conn_create(&o, &c));
+	rdmig__conn_set_cap_version(c, 0);
 	CHECK_EQ(rdmig_connect(c, dev->ip, p.port), RDMIG_EVERSION);
 	CHECK_STR_CONTAINS(rdmig_conn_errmsg(c), "it speaks capability version 1, we asked for "
 			   "version 0");

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include "testhooks.h"
 #include "conn.h"
 #include "devenv.h"
 
@@ -766,11 +767,11 @@ DEVICE_TEST(bad_capabilities_are_rejected_before_anything_is_registered)
 	struct rdmig_conn *c = NULL;
 
 	test_opts(&o);
-	o.cap_version = 2;
 	test_opts(&p.dest_opts);
 	p.dest_opts.accept_timeout_ms = 3000;
 	CHECK_OK(pair_start(&p));
 	CHECK_OK(rdmig_conn_create(&o, &c));
+	rdmig__conn_set_cap_version(c, 2);
 	CHECK_EQ(rdmig_connect(c, dev->ip, p.port), RDMIG_EVERSION);
 	rdmig_conn_destroy(c);
 	CHECK_OK(pair_finish(&p, 30));
