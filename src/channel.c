@@ -26,7 +26,7 @@ static bool send_buf_free(const struct rdmig_conn *c, const void *arg)
 	return c->sq_completed >= c->send_buf_seq;
 }
 
-int conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
+int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)conn_slot_buf(c, slot),
@@ -89,7 +89,7 @@ static int copy_sge(struct rdmig_conn *c, struct ibv_sge *sge, const uint8_t *hd
 		    const struct rdmig_msg *m)
 {
 	uint8_t *buf = conn_slot_buf(c, SLOT_SEND);
-	int ret = send_buf_free(c, NULL) ? 0 : conn_wait(c, send_buf_free, NULL, "the send buffer");
+	int ret = send_buf_free(c, NULL) ? 0 : rdmig__conn_wait(c, send_buf_free, NULL, "the send buffer");
 
 	if (ret)
 		return ret;
@@ -135,12 +135,12 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 	int ret = check_outgoing(c, m);
 
 	if (!ret)
-		ret = conn_sq_wait_room(c);
+		ret = rdmig__conn_sq_wait_room(c);
 	if (ret)
 		return ret;
 	rdmig_encode_header(&h, hdr);
 	if (inl) {
-		signaled = conn_sq_signal_due(c);
+		signaled = rdmig__conn_sq_signal_due(c);
 		wr.num_sge = inline_sges(sge, hdr, m);
 		wr.send_flags = IBV_SEND_INLINE | (signaled ? IBV_SEND_SIGNALED : 0);
 		wr.wr_id = wrid_make(WRID_SEND_INLINE, 0, 0);
@@ -157,7 +157,7 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (%s, %u bytes, %s): %s",
 				   rdmig_msg_type_name(m->type), bytes, inl ? "inline" : "copied",
 				   strerror(ret));
-	seq = conn_sq_record(c, signaled);
+	seq = rdmig__conn_sq_record(c, signaled);
 	if (!inl)
 		c->send_buf_seq = seq;
 	count_sent(c, m->type, inl, bytes);
@@ -170,7 +170,7 @@ static int take_message(struct rdmig_conn *c, enum conn_slot slot, uint32_t expe
 {
 	char why[256];
 	struct rdmig_msg m;
-	int ret = conn_wait(c, recv_done, &slot, what);
+	int ret = rdmig__conn_wait(c, recv_done, &slot, what);
 
 	if (ret)
 		return ret;
@@ -204,9 +204,9 @@ static int exchange_send(struct rdmig_conn *c, const struct rdmig_msg *m, bool w
 	if (!ret && c->ready_owed)
 		ret = take_message(c, SLOT_READY, RDMIG_MSG_READY, NULL, "the peer's READY");
 	if (!ret && want_reply)
-		ret = conn_post_recv(c, SLOT_DATA);
+		ret = rdmig__conn_post_recv(c, SLOT_DATA);
 	if (!ret)
-		ret = conn_post_recv(c, SLOT_READY);
+		ret = rdmig__conn_post_recv(c, SLOT_READY);
 	if (!ret)
 		ret = post_control(c, m);
 	if (!ret)
@@ -214,12 +214,12 @@ static int exchange_send(struct rdmig_conn *c, const struct rdmig_msg *m, bool w
 	return ret;
 }
 
-int conn_request_send(struct rdmig_conn *c, const struct rdmig_msg *msg)
+int rdmig__conn_request_send(struct rdmig_conn *c, const struct rdmig_msg *msg)
 {
 	return exchange_send(c, msg, true);
 }
 
-int conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct rdmig_msg *reply)
+int rdmig__conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct rdmig_msg *reply)
 {
 	return take_message(c, SLOT_DATA, reply_type, reply, rdmig_msg_type_name(reply_type));
 }
@@ -240,7 +240,7 @@ int rdmig_request(struct rdmig_conn *c, const struct rdmig_msg *msg, uint32_t re
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
 				   "a request needs a reply type and a place for the reply");
 	int ret = exchange_send(c, msg, true);
-	return ret ? ret : conn_request_reply(c, reply_type, reply);
+	return ret ? ret : rdmig__conn_request_reply(c, reply_type, reply);
 }
 
 /* QEMU's exchange_recv: give the peer a credit and take its message.  The
@@ -260,7 +260,7 @@ int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
 	if (expect >= RDMIG_MSG_TYPE_COUNT)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL, "cannot expect type %u",
 				   expect);
-	ret = conn_post_recv(c, SLOT_READY);
+	ret = rdmig__conn_post_recv(c, SLOT_READY);
 	if (!ret)
 		ret = post_control(c, &ready);
 	if (!ret) {
@@ -298,11 +298,11 @@ static int post_flush(struct rdmig_conn *c)
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (flush): %s",
 				   strerror(ret));
-	conn_sq_record(c, true);
+	rdmig__conn_sq_record(c, true);
 	return 0;
 }
 
-int conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
+int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
 {
 	int saved_timeout = c->opts.timeout_ms;
 	int ret = 0;
@@ -310,7 +310,7 @@ int conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
 	if (!c->established || c->disconnected || !conn_sq_outstanding(c))
 		return 0;
 	if (!c->sig_count) {
-		ret = conn_sq_wait_room(c);
+		ret = rdmig__conn_sq_wait_room(c);
 		if (!ret)
 			ret = post_flush(c);
 		if (ret)
@@ -318,7 +318,7 @@ int conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
 	}
 	if (timeout_ms > 0)
 		c->opts.timeout_ms = timeout_ms;
-	ret = conn_wait(c, sends_done, NULL, "the last sends to complete");
+	ret = rdmig__conn_wait(c, sends_done, NULL, "the last sends to complete");
 	c->opts.timeout_ms = saved_timeout;
 	return ret;
 }
@@ -373,12 +373,12 @@ int rdmig_send_error(struct rdmig_conn *c)
 	/* Give it a moment to leave before a disconnect could flush it; the
 	 * peer may well hang up as soon as it has read it, which is fine. */
 	if (!ret)
-		conn_flush_sends(c, 1000);
+		rdmig__conn_flush_sends(c, 1000);
 	memcpy(c->errmsg, saved, sizeof(saved));
 	return ret;
 }
 
-int conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
+int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
 		    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id)
 {
 	struct ibv_sge sge = {.addr = (uintptr_t)local, .length = len, .lkey = lkey};
@@ -390,21 +390,21 @@ int conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint3
 		.wr.rdma = {.remote_addr = remote, .rkey = rkey},
 	}, *bad;
 	bool signaled;
-	int ret = conn_sq_wait_room(c);
+	int ret = rdmig__conn_sq_wait_room(c);
 
 	if (ret)
 		return ret;
 	if (c->disconnected)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
 				   "cannot write: the peer disconnected (%s)", c->disconnect_reason);
-	signaled = force_signal || conn_sq_signal_due(c);
+	signaled = force_signal || rdmig__conn_sq_signal_due(c);
 	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
 	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret),
 				   "ibv_post_send (RDMA WRITE of %u bytes to 0x%llx): %s", len,
 				   (unsigned long long)remote, strerror(ret));
-	conn_sq_record(c, signaled);
+	rdmig__conn_sq_record(c, signaled);
 	c->writes_signaled += signaled;
 	return 0;
 }

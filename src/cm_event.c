@@ -6,7 +6,7 @@
 #include <time.h>
 #include "cm_event.h"
 
-struct rdma_event_channel *cm_channel_create(void)
+struct rdma_event_channel *rdmig__cm_channel_create(void)
 {
 	struct rdma_event_channel *ec = rdma_create_event_channel();
 	int flags;
@@ -23,17 +23,17 @@ struct rdma_event_channel *cm_channel_create(void)
 	return ec;
 }
 
-long long cm_now_ms(void)
+long long rdmig__cm_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_ms,
+int rdmig__cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_ms,
 			      const struct rdmig_opts *opts, struct rdma_cm_event **ev)
 {
-	long long deadline = timeout_ms > 0 ? cm_now_ms() + timeout_ms : -1;
+	long long deadline = timeout_ms > 0 ? rdmig__cm_now_ms() + timeout_ms : -1;
 
 	for (;;) {
 		struct pollfd pfd = {.fd = ec->fd, .events = POLLIN};
@@ -46,7 +46,7 @@ int cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_ms,
 		if (wait_cancelled(opts))
 			return ECANCELED;
 		if (deadline >= 0) {
-			left = deadline - cm_now_ms();
+			left = deadline - rdmig__cm_now_ms();
 			if (left <= 0)
 				return ETIMEDOUT;
 		}
@@ -56,7 +56,7 @@ int cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_ms,
 	}
 }
 
-int cm_event_wait(struct rdma_event_channel *ec, int timeout_ms, struct rdma_cm_event **ev)
+int rdmig__cm_event_wait(struct rdma_event_channel *ec, int timeout_ms, struct rdma_cm_event **ev)
 {
-	return cm_event_wait_cancellable(ec, timeout_ms, NULL, ev);
+	return rdmig__cm_event_wait_cancellable(ec, timeout_ms, NULL, ev);
 }

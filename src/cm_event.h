@@ -42,14 +42,14 @@ static inline int wait_errcode(int err)
  * cancellable form ECANCELED when opts->cancel was set (opts may be NULL).
  * Every wait of the library's handles is the cancellable one.
  */
-int cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_ms,
+int rdmig__cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_ms,
 			      const struct rdmig_opts *opts, struct rdma_cm_event **ev);
-int cm_event_wait(struct rdma_event_channel *ec, int timeout_ms, struct rdma_cm_event **ev);
+int rdmig__cm_event_wait(struct rdma_event_channel *ec, int timeout_ms, struct rdma_cm_event **ev);
 
 /* CLOCK_MONOTONIC in milliseconds, for deadlines. */
-long long cm_now_ms(void);
+long long rdmig__cm_now_ms(void);
 
 /* A non-blocking rdma_cm event channel, or NULL with errno set. */
-struct rdma_event_channel *cm_channel_create(void);
+struct rdma_event_channel *rdmig__cm_channel_create(void);
 
 #endif

@@ -97,12 +97,12 @@ static void dispatch_send(struct rdmig_conn *c)
 	c->sig_count--;
 }
 
-bool conn_sq_signal_due(const struct rdmig_conn *c)
+bool rdmig__conn_sq_signal_due(const struct rdmig_conn *c)
 {
 	return c->sq_posted + 1 - c->last_signaled >= c->opts.max_send_wr / 4;
 }
 
-uint64_t conn_sq_record(struct rdmig_conn *c, bool signaled)
+uint64_t rdmig__conn_sq_record(struct rdmig_conn *c, bool signaled)
 {
 	uint64_t seq = ++c->sq_posted;
 
@@ -119,11 +119,11 @@ static bool sq_has_room(const struct rdmig_conn *c, const void *arg)
 	return conn_sq_outstanding(c) < c->opts.max_send_wr;
 }
 
-int conn_sq_wait_room(struct rdmig_conn *c)
+int rdmig__conn_sq_wait_room(struct rdmig_conn *c)
 {
 	if (sq_has_room(c, NULL))
 		return 0;
-	return conn_wait(c, sq_has_room, NULL, "room in the send queue");
+	return rdmig__conn_wait(c, sq_has_room, NULL, "room in the send queue");
 }
 
 static void dispatch_recv(struct rdmig_conn *c, enum conn_slot slot, uint32_t byte_len)
@@ -177,7 +177,7 @@ static int reap_cq(struct rdmig_conn *c, struct ibv_cq *cq)
 	return 0;
 }
 
-int conn_reap(struct rdmig_conn *c)
+int rdmig__conn_reap(struct rdmig_conn *c)
 {
 	int ret = reap_cq(c, c->recv_cq);
 	return ret ? ret : reap_cq(c, c->send_cq);
@@ -252,7 +252,7 @@ static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 	return 0;
 }
 
-int conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what)
+int rdmig__conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what)
 {
 	int64_t deadline = c->opts.timeout_ms > 0 ? now_ms() + c->opts.timeout_ms : INT64_MAX;
 	int ret;
@@ -260,7 +260,7 @@ int conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const ch
 	int64_t spin_until = c->opts.spin_us > 0 ? now_us() + c->opts.spin_us : 0;
 
 	for (;;) {
-		ret = conn_reap(c);
+		ret = rdmig__conn_reap(c);
 		if (ret || cond(c, arg))
 			return ret;
 		/* Busy-poll a little first: most answers come within microseconds,
@@ -286,7 +286,7 @@ int conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const ch
 		/* Arm, then look once more: a completion may have slipped in between. */
 		ret = arm_cqs(c);
 		if (!ret)
-			ret = conn_reap(c);
+			ret = rdmig__conn_reap(c);
 		if (ret || cond(c, arg))
 			return ret;
 		if (wait_cancelled(&c->opts))

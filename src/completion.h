@@ -2,7 +2,7 @@
 /*
  * completion.h - reaping completions and waiting for a condition.
  *
- * Every wait of the library goes through conn_wait(): it polls both CQs,
+ * Every wait of the library goes through rdmig__conn_wait(): it polls both CQs,
  * dispatches each completion by its work-request id (wrid.h), and when the
  * condition is still false arms the CQs and sleeps in poll(2) on the two
  * completion channels and the connection's rdma_cm channel, so that a
@@ -17,9 +17,9 @@
 typedef bool (*conn_cond_fn)(const struct rdmig_conn *c, const void *arg);
 
 /* Wait until cond(c, arg) holds.  what names the wait in error messages. */
-int conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what);
+int rdmig__conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what);
 
 /* Reap whatever completions are there, without sleeping. */
-int conn_reap(struct rdmig_conn *c);
+int rdmig__conn_reap(struct rdmig_conn *c);
 
 #endif

@@ -109,16 +109,16 @@ static inline uint8_t *conn_slot_buf(struct rdmig_conn *c, enum conn_slot s)
 /* verbs_res.c: PD, completion channels, CQs, buffers, then the QP through
  * the inline ladder, all on the cm_id's device.  Safe to call destroy on a
  * half-built connection. */
-int conn_res_create(struct rdmig_conn *c);
-void conn_res_destroy(struct rdmig_conn *c);
+int rdmig__conn_res_create(struct rdmig_conn *c);
+void rdmig__conn_res_destroy(struct rdmig_conn *c);
 /* The QP caps every rdmig connection asks for (the ladder varies inline). */
-void conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_wr, struct ibv_cq *send_cq,
+void rdmig__conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_wr, struct ibv_cq *send_cq,
 		       struct ibv_cq *recv_cq);
 
 /* Allocate a connection with validated options (src NULL = defaults).  On
  * failure *out is NULL, errmsg (may be NULL) says why and the code is
  * returned. */
-int conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,
+int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,
 	       char *errmsg);
 
 static inline uint64_t conn_sq_outstanding(const struct rdmig_conn *c)
@@ -129,22 +129,22 @@ static inline uint64_t conn_sq_outstanding(const struct rdmig_conn *c)
 /* completion.c: whether the next send-side WR must be signaled so that no
  * window of max_send_wr/4 WRs goes without one (the queue can then always
  * drain); and recording a posted WR, which returns its sequence number. */
-bool conn_sq_signal_due(const struct rdmig_conn *c);
-uint64_t conn_sq_record(struct rdmig_conn *c, bool signaled);
+bool rdmig__conn_sq_signal_due(const struct rdmig_conn *c);
+uint64_t rdmig__conn_sq_record(struct rdmig_conn *c, bool signaled);
 /* completion.c: wait until the send queue has room for one more WR. */
-int conn_sq_wait_room(struct rdmig_conn *c);
+int rdmig__conn_sq_wait_room(struct rdmig_conn *c);
 
 /* channel.c: post the receive of a slot (no-op when already posted). */
-int conn_post_recv(struct rdmig_conn *c, enum conn_slot slot);
+int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot);
 /* channel.c: wait (at most timeout_ms; <= 0: the connection's timeout)
  * until every posted send-side WR completed. */
-int conn_flush_sends(struct rdmig_conn *c, int timeout_ms);
+int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms);
 /* channel.c: a request in two halves, so the caller can work while the
  * reply travels (the source registers its own chunk meanwhile). */
-int conn_request_send(struct rdmig_conn *c, const struct rdmig_msg *msg);
-int conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct rdmig_msg *reply);
+int rdmig__conn_request_send(struct rdmig_conn *c, const struct rdmig_msg *msg);
+int rdmig__conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct rdmig_msg *reply);
 /* channel.c: post one RDMA WRITE (signaled when force or when due). */
-int conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
+int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
 		    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id);
 
 #endif

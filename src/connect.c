@@ -25,7 +25,7 @@ int rdmig_conn_create(const struct rdmig_opts *opts, struct rdmig_conn **out)
 {
 	if (!out)
 		return RDMIG_EINVAL;
-	return conn_alloc(opts, ROLE_SOURCE, out, NULL);
+	return rdmig__conn_alloc(opts, ROLE_SOURCE, out, NULL);
 }
 
 void rdmig__conn_set_cap_version(struct rdmig_conn *c, uint32_t version)
@@ -38,7 +38,7 @@ static int expect_event(struct rdmig_conn *c, enum rdma_cm_event_type want, char
 			size_t detail_len)
 {
 	struct rdma_cm_event *ev;
-	int err = cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
+	int err = rdmig__cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
 
 	if (err) {
 		snprintf(detail, detail_len, "waiting for %s: %s", rdma_event_str(want),
@@ -178,7 +178,7 @@ static int connect_with_caps(struct rdmig_conn *c)
 	if (rdma_connect(c->id, &param))
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "rdma_connect: %s",
 				   strerror(errno));
-	err = cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
+	err = rdmig__cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
 	if (err)
 		return rdmig__fail(&c->opts, c->errmsg, wait_errcode(err),
 				   "waiting for the destination to accept: %s", strerror(err));
@@ -209,16 +209,16 @@ int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port)
 	if (c->ec || c->role != ROLE_SOURCE)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE,
 				   "rdmig_connect: this handle was already used");
-	c->ec = cm_channel_create();
+	c->ec = rdmig__cm_channel_create();
 	if (!c->ec)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 				   "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
 				   strerror(errno));
 	ret = resolve(c, host, port);
 	if (!ret)
-		ret = conn_res_create(c);
+		ret = rdmig__conn_res_create(c);
 	if (!ret)
-		ret = conn_post_recv(c, SLOT_READY);
+		ret = rdmig__conn_post_recv(c, SLOT_READY);
 	if (!ret)
 		ret = connect_with_caps(c);
 	return ret;
@@ -231,11 +231,11 @@ void rdmig_conn_destroy(struct rdmig_conn *c)
 	if (!c)
 		return;
 	if (c->id && c->established && !c->disconnected) {
-		conn_flush_sends(c, 2000); /* best effort: a clean close */
+		rdmig__conn_flush_sends(c, 2000); /* best effort: a clean close */
 		rdma_disconnect(c->id);
 	}
 	if (c->id)
-		conn_res_destroy(c);
+		rdmig__conn_res_destroy(c);
 	if (c->id)
 		rdma_destroy_id(c->id);
 	if (c->ec)

@@ -117,7 +117,7 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
 	if (d->have_blocks)
 		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ESTATE,
 				   "the destination's blocks are already set");
-	ret = engine_check_blocks(d->c, blocks, nblocks);
+	ret = rdmig__engine_check_blocks(d->c, blocks, nblocks);
 	if (ret)
 		return ret;
 	d->blocks = calloc(nblocks ? nblocks : 1, sizeof(*d->blocks));
@@ -153,7 +153,7 @@ static int pin_all_blocks(struct rdmig_dest *d)
 			continue;
 		b->block_mr = ibv_reg_mr(d->c->pd, b->host, b->length, DEST_ACCESS);
 		if (!b->block_mr)
-			return engine_reg_failed(d->c, "destination block", b->name, b->length);
+			return rdmig__engine_reg_failed(d->c, "destination block", b->name, b->length);
 		d->st.chunks_registered += b->nchunks;
 	}
 	return 0;
@@ -167,7 +167,7 @@ static int reply_blocks(struct rdmig_dest *d)
 	int ret = pin_all ? pin_all_blocks(d) : 0;
 
 	if (ret)
-		return engine_abort_keep(d->c, ret);
+		return rdmig__engine_abort_keep(d->c, ret);
 	for (size_t i = 0; i < d->nblocks; i++) {
 		struct dst_block *b = &d->blocks[i];
 		struct rdmig_dest_block db = {
@@ -191,7 +191,7 @@ static struct dst_block *checked_block(struct rdmig_dest *d, const char *what, u
 				       uint32_t index)
 {
 	if (!d->blocks_sent || index >= d->nblocks) {
-		engine_abort(d->c, RDMIG_ERANGE, "%s record %u: block index %u, but %s", what, rec,
+		rdmig__engine_abort(d->c, RDMIG_ERANGE, "%s record %u: block index %u, but %s", what, rec,
 			     index, d->blocks_sent ? "that block does not exist" :
 						     "no RAM blocks were exchanged yet");
 		return NULL;
@@ -269,18 +269,18 @@ static int register_chunks(struct dst_block *b, struct rdmig_dest *d, uint32_t r
 	}
 	taken = first_registered(b, first, count);
 	if (taken < count)
-		return engine_abort(d->c, RDMIG_EPROTO,
+		return rdmig__engine_abort(d->c, RDMIG_EPROTO,
 				    "REGISTER_REQUEST record %u: chunks %u..%u of block %u (%s), but "
 				    "chunk %u is already registered in another range: a chunk is "
 				    "registered once", rec, first, first + count - 1,
 				    (unsigned)(b - d->blocks), b->name, first + taken);
 	mr = ibv_reg_mr(d->c->pd, b->host + start, end - start, DEST_ACCESS);
 	if (!mr)
-		return engine_abort_keep(d->c, engine_reg_failed(d->c, "destination chunk", b->name,
+		return rdmig__engine_abort_keep(d->c, rdmig__engine_reg_failed(d->c, "destination chunk", b->name,
 								 end - start));
 	if (keep_mr(d, mr)) {
 		ibv_dereg_mr(mr);
-		return engine_abort_keep(d->c, rdmig__fail(&d->c->opts, d->c->errmsg,
+		return rdmig__engine_abort_keep(d->c, rdmig__fail(&d->c->opts, d->c->errmsg,
 							   RDMIG_ENOMEM, "out of memory"));
 	}
 	for (uint32_t i = first; i < first + count; i++)
@@ -305,7 +305,7 @@ static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in,
 	if (!b)
 		return RDMIG_ERANGE;
 	if (r.key < b->offset || r.key - b->offset >= b->length)
-		return engine_abort(d->c, RDMIG_ERANGE,
+		return rdmig__engine_abort(d->c, RDMIG_ERANGE,
 				    "REGISTER_REQUEST record %u: address 0x%llx is outside block %u "
 				    "(%s: offset 0x%llx, %llu bytes)", rec, (unsigned long long)r.key,
 				    r.block_index, b->name, (unsigned long long)b->offset,
@@ -314,7 +314,7 @@ static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in,
 	chunk = (uint32_t)(rel >> RDMIG_CHUNK_SHIFT);
 	/* chunks counts the chunks AFTER the first (QEMU: 0 = one chunk) */
 	if (r.chunks >= b->nchunks - chunk)
-		return engine_abort(d->c, RDMIG_ERANGE,
+		return rdmig__engine_abort(d->c, RDMIG_ERANGE,
 				    "REGISTER_REQUEST record %u: chunk %u plus %llu more of block "
 				    "%u, which has %u", rec, chunk, (unsigned long long)r.chunks,
 				    r.block_index, b->nchunks);
@@ -356,7 +356,7 @@ static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
 		if (!b)
 			return RDMIG_ERANGE;
 		if (r.key >= b->nchunks)
-			return engine_abort(d->c, RDMIG_ERANGE,
+			return rdmig__engine_abort(d->c, RDMIG_ERANGE,
 					    "UNREGISTER_REQUEST record %u: chunk %llu of block %u, "
 					    "which has %u", i, (unsigned long long)r.key,
 					    r.block_index, b->nchunks);
@@ -390,7 +390,7 @@ static bool zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts)
 		uint64_t n = page - ((uintptr_t)p & (page - 1));
 		if (n > len)
 			n = len;
-		if (!engine_is_zero(p, n))
+		if (!rdmig__engine_is_zero(p, n))
 			memset(p, 0, n);
 		p += n;
 		len -= n;
@@ -450,12 +450,12 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 	if (!b)
 		return RDMIG_ERANGE;
 	if (cp->value != 0)
-		return engine_abort(d->c, RDMIG_EPROTO,
+		return rdmig__engine_abort(d->c, RDMIG_EPROTO,
 				    "COMPRESS record %u: value %u (only 0, zero the range, "
 				    "is defined)", i, cp->value);
 	rel = cp->offset - b->offset;
 	if (cp->offset < b->offset || rel > b->length || cp->length > b->length - rel)
-		return engine_abort(d->c, RDMIG_ERANGE,
+		return rdmig__engine_abort(d->c, RDMIG_ERANGE,
 				    "COMPRESS record %u: range 0x%llx+%llu is outside block "
 				    "%u (%s: offset 0x%llx, %llu bytes)", i,
 				    (unsigned long long)cp->offset, (unsigned long long)cp->length,
@@ -467,7 +467,7 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 		return 0;
 	other = zr_add(d->zr, nranges, cp->block_index, i, rel, rel + cp->length);
 	if (other >= 0)
-		return engine_abort(d->c, RDMIG_EPROTO,
+		return rdmig__engine_abort(d->c, RDMIG_EPROTO,
 				    "COMPRESS record %u: range 0x%llx+%llu of block %u overlaps "
 				    "record %ld's; the ranges of one message must not overlap", i,
 				    (unsigned long long)cp->offset, (unsigned long long)cp->length,
@@ -503,7 +503,7 @@ static int handle_compress(struct rdmig_dest *d, const struct rdmig_msg *m)
 static int blocks_request(struct rdmig_dest *d, struct rdmig_event *ev, bool *ret_now)
 {
 	if (d->blocks_sent)
-		return engine_abort(d->c, RDMIG_EPROTO, "a second RAM_BLOCKS_REQUEST");
+		return rdmig__engine_abort(d->c, RDMIG_EPROTO, "a second RAM_BLOCKS_REQUEST");
 	if (d->have_blocks)
 		return reply_blocks(d);
 	d->blocks_pending = true;
@@ -536,7 +536,7 @@ static int dispatch(struct rdmig_dest *d, const struct rdmig_msg *m, struct rdmi
 		*ret_now = true;
 		return 0;
 	default:
-		return engine_abort(d->c, RDMIG_EPROTO, "the destination does not accept %s",
+		return rdmig__engine_abort(d->c, RDMIG_EPROTO, "the destination does not accept %s",
 				    rdmig_msg_type_name(m->type));
 	}
 }
@@ -546,7 +546,7 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
 	if (d->blocks_pending) {
 		int ret;
 		if (!d->have_blocks)
-			return engine_abort(d->c, RDMIG_ESTATE, "the source asked for RAM blocks, "
+			return rdmig__engine_abort(d->c, RDMIG_ESTATE, "the source asked for RAM blocks, "
 					    "and none were given (rdmig_dest_set_blocks)");
 		ret = reply_blocks(d);
 		if (ret)

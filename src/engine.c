@@ -11,7 +11,7 @@
 /* Blocks per side: the most a RAM_BLOCKS_RESULT can describe in one message. */
 #define ENGINE_MAX_BLOCKS RDMIG_MAX_REPEAT
 
-int engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n)
+int rdmig__engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n)
 {
 	if (!c->established)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE, "the connection is not established");
@@ -33,13 +33,13 @@ int engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, 
 	return 0;
 }
 
-int engine_abort_keep(struct rdmig_conn *c, int code)
+int rdmig__engine_abort_keep(struct rdmig_conn *c, int code)
 {
 	rdmig_send_error(c); /* keeps c->errmsg */
 	return code;
 }
 
-int engine_abort(struct rdmig_conn *c, int code, const char *fmt, ...)
+int rdmig__engine_abort(struct rdmig_conn *c, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -47,10 +47,10 @@ int engine_abort(struct rdmig_conn *c, int code, const char *fmt, ...)
 	vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
 	va_end(ap);
 	rdmig__log(&c->opts, RDMIG_LOG_ERROR, "%s", c->errmsg);
-	return engine_abort_keep(c, code);
+	return rdmig__engine_abort_keep(c, code);
 }
 
-int engine_reg_failed(struct rdmig_conn *c, const char *what, const char *name, uint64_t len)
+int rdmig__engine_reg_failed(struct rdmig_conn *c, const char *what, const char *name, uint64_t len)
 {
 	int err = errno;
 	return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err),
@@ -61,7 +61,7 @@ int engine_reg_failed(struct rdmig_conn *c, const char *what, const char *name, 
 				   : "");
 }
 
-bool engine_is_zero(const uint8_t *p, uint64_t len)
+bool rdmig__engine_is_zero(const uint8_t *p, uint64_t len)
 {
 	uint64_t i = 0, acc = 0;
 
@@ -81,14 +81,14 @@ bool engine_is_zero(const uint8_t *p, uint64_t len)
 	return true;
 }
 
-double engine_now_us(void)
+double rdmig__engine_now_us(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-int latency_log_add(struct latency_log *l, double us)
+int rdmig__latency_log_add(struct latency_log *l, double us)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 256;
@@ -108,7 +108,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void latency_log_percentiles(const struct latency_log *l, double *p50, double *p99)
+void rdmig__latency_log_percentiles(const struct latency_log *l, double *p50, double *p99)
 {
 	double *v;
 
@@ -122,7 +122,7 @@ void latency_log_percentiles(const struct latency_log *l, double *p50, double *p
 	free(v);
 }
 
-void latency_log_free(struct latency_log *l)
+void rdmig__latency_log_free(struct latency_log *l)
 {
 	free(l->v);
 	l->v = NULL;

@@ -26,7 +26,7 @@ static inline uint64_t engine_align_chunk(uint64_t v)
 }
 
 /* Validate a caller's block list (count, names, memory, lengths). */
-int engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n);
+int rdmig__engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n);
 
 /* rdmig_msg_parse's codes: a received message broke the wire rules, and
  * the side that received it answers with ERROR. */
@@ -38,24 +38,24 @@ static inline bool engine_msg_violation(int code)
 }
 
 /* Record the error, tell the peer (ERROR, best effort), return code. */
-int engine_abort(struct rdmig_conn *c, int code, const char *fmt, ...)
+int rdmig__engine_abort(struct rdmig_conn *c, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The same, keeping the message already in c->errmsg. */
-int engine_abort_keep(struct rdmig_conn *c, int code);
+int rdmig__engine_abort_keep(struct rdmig_conn *c, int code);
 
 /* ibv_reg_mr failed: say how much and hint at ulimit -l. */
-int engine_reg_failed(struct rdmig_conn *c, const char *what, const char *name, uint64_t len);
+int rdmig__engine_reg_failed(struct rdmig_conn *c, const char *what, const char *name, uint64_t len);
 
-bool engine_is_zero(const uint8_t *p, uint64_t len);
-double engine_now_us(void);
+bool rdmig__engine_is_zero(const uint8_t *p, uint64_t len);
+double rdmig__engine_now_us(void);
 
 /* A growing list of latencies (microseconds) and their percentiles. */
 struct latency_log {
 	double *v;
 	size_t n, cap;
 };
-int latency_log_add(struct latency_log *l, double us);
-void latency_log_percentiles(const struct latency_log *l, double *p50, double *p99);
-void latency_log_free(struct latency_log *l);
+int rdmig__latency_log_add(struct latency_log *l, double us);
+void rdmig__latency_log_percentiles(const struct latency_log *l, double *p50, double *p99);
+void rdmig__latency_log_free(struct latency_log *l);
 
 #endif

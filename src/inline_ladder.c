@@ -20,7 +20,7 @@ struct ladder {
 	uint32_t qp_written; /* what its create wrote back */
 };
 
-int inline_ladder_errno_is_inline(int err)
+int rdmig__inline_ladder_errno_is_inline(int err)
 {
 	/* EINVAL: mlx5, rxe, siw, irdma...; ENOMEM: a WQE that no longer fits. */
 	return err == EINVAL || err == ENOMEM || err == EOPNOTSUPP;
@@ -68,7 +68,7 @@ static int ladder_walk(struct ladder *l, const uint32_t *rungs, size_t n, uint32
 		err = ladder_try(l, rungs[i]);
 		if (!err)
 			return 0;
-		if (!inline_ladder_errno_is_inline(err))
+		if (!rdmig__inline_ladder_errno_is_inline(err))
 			return err;
 		*failed_above = rungs[i];
 	}
@@ -84,7 +84,7 @@ static int ladder_bisect(struct ladder *l, uint32_t lo, uint32_t hi)
 
 		if (!err)
 			lo = mid;
-		else if (inline_ladder_errno_is_inline(err))
+		else if (rdmig__inline_ladder_errno_is_inline(err))
 			hi = mid;
 		else
 			return err;
@@ -116,7 +116,7 @@ static int ladder_explicit(struct ladder *l, uint32_t request)
 	return ladder_bisect(l, l->qp_request, failed_above);
 }
 
-int inline_ladder_run(int request, const struct ibv_qp_init_attr *base,
+int rdmig__inline_ladder_run(int request, const struct ibv_qp_init_attr *base,
 		      const struct ladder_ops *ops, const struct rdmig_opts *log_opts,
 		      struct ladder_result *result)
 {

@@ -49,11 +49,11 @@ struct ladder_result {
  * attributes (cap.max_inline_data is set per rung).  Returns 0 with a live QP,
  * or -errno when even the last rung failed (result->last_errno says which).
  */
-int inline_ladder_run(int request, const struct ibv_qp_init_attr *base,
+int rdmig__inline_ladder_run(int request, const struct ibv_qp_init_attr *base,
 		      const struct ladder_ops *ops, const struct rdmig_opts *log_opts,
 		      struct ladder_result *result);
 
 /* True when a create failure can be caused by the inline request. */
-int inline_ladder_errno_is_inline(int err);
+int rdmig__inline_ladder_errno_is_inline(int err);
 
 #endif

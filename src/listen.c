@@ -143,7 +143,7 @@ int rdmig_listen(struct rdmig_listener *l, const char *host, const char *port)
 	if (!port || l->ec)
 		return rdmig__fail(&l->opts, l->errmsg, port ? RDMIG_ESTATE : RDMIG_EINVAL,
 				   port ? "this listener is already listening" : "listen needs a port");
-	l->ec = cm_channel_create();
+	l->ec = rdmig__cm_channel_create();
 	if (!l->ec)
 		return rdmig__fail(&l->opts, l->errmsg, rdmig__syserr(errno),
 				   "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
@@ -230,7 +230,7 @@ static int accept_conn(struct rdmig_conn *c)
 	if (rdma_accept(c->id, &param))
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "rdma_accept: %s",
 				   strerror(errno));
-	err = cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
+	err = rdmig__cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
 	if (err)
 		return rdmig__fail(&c->opts, c->errmsg, wait_errcode(err),
 				   "waiting for the connection to be established: %s", strerror(err));
@@ -250,7 +250,7 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 		      const struct rdmig_caps *caps, struct rdmig_conn **out)
 {
 	struct rdmig_conn *c;
-	int ret = conn_alloc(&l->opts, ROLE_DEST, &c, NULL);
+	int ret = rdmig__conn_alloc(&l->opts, ROLE_DEST, &c, NULL);
 
 	if (ret) {
 		reject_with_our_caps(id);
@@ -258,7 +258,7 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 		return rdmig__fail(&l->opts, l->errmsg, ret, "cannot allocate a connection");
 	}
 	c->caps = *caps;
-	c->ec = cm_channel_create();
+	c->ec = rdmig__cm_channel_create();
 	if (!c->ec || rdma_migrate_id(id, c->ec)) {
 		ret = rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 				  "giving the connection its own event channel: %s", strerror(errno));
@@ -267,9 +267,9 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 	} else {
 		c->id = id;
 		id->context = c;
-		ret = conn_res_create(c);
+		ret = rdmig__conn_res_create(c);
 		if (!ret)
-			ret = conn_post_recv(c, SLOT_READY);
+			ret = rdmig__conn_post_recv(c, SLOT_READY);
 		if (ret)
 			reject_with_our_caps(id);
 		else
@@ -288,9 +288,9 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 static int next_request(struct rdmig_listener *l, long long deadline, struct rdma_cm_event **ev)
 {
 	for (;;) {
-		long long left = deadline ? deadline - cm_now_ms() : 0;
+		long long left = deadline ? deadline - rdmig__cm_now_ms() : 0;
 		int err = deadline && left <= 0 ? ETIMEDOUT
-						: cm_event_wait_cancellable(l->ec, (int)left, &l->opts, ev);
+						: rdmig__cm_event_wait_cancellable(l->ec, (int)left, &l->opts, ev);
 
 		if (err && l->refused)
 			return rdmig__fail(&l->opts, l->errmsg, wait_errcode(err),
@@ -333,7 +333,7 @@ static bool source_allowed(struct rdmig_listener *l, struct rdma_cm_id *id)
 int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
 {
 	long long deadline = l && l->opts.accept_timeout_ms > 0
-				     ? cm_now_ms() + l->opts.accept_timeout_ms
+				     ? rdmig__cm_now_ms() + l->opts.accept_timeout_ms
 				     : 0;
 
 	if (!l || !out)

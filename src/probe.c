@@ -3,7 +3,7 @@
  * probe.c - what each RDMA device does with inline requests.
  *
  * For every device (or one), on its first port: the ladder with the caps a
- * real connection uses (conn_qp_base_attr), then one plain creation per
+ * real connection uses (rdmig__conn_qp_base_attr), then one plain creation per
  * request size, recording what the provider wrote back.  Uses plain verbs
  * QPs (no rdma_cm), which behave the same for creation.
  */
@@ -110,10 +110,10 @@ static int probe_one(struct ibv_device *dev, const struct rdmig_opts *opts,
 		probe_close(&d);
 		return rdmig__syserr(err);
 	}
-	conn_qp_base_attr(&base, opts->max_send_wr, d.cq, d.cq);
+	rdmig__conn_qp_base_attr(&base, opts->max_send_wr, d.cq, d.cq);
 	r->max_send_wr = base.cap.max_send_wr;
 	r->max_send_sge = base.cap.max_send_sge;
-	r->ladder_result = inline_ladder_run(opts->inline_request, &base, &ops, opts, &res);
+	r->ladder_result = rdmig__inline_ladder_run(opts->inline_request, &base, &ops, opts, &res);
 	r->ladder = res.info;
 	probe_destroy(&d);
 	for (int i = 0; i < RDMIG_PROBE_SIZES; i++)

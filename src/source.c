@@ -12,8 +12,8 @@
  * message zeroes it on the far side and no data moves.  With PIN_ALL the
  * destination registered everything up front and writes may span chunks.
  *
- * Writes are signaled selectively (conn_post_write); the end of an
- * iteration waits until every posted WR completed (conn_flush_sends, which
+ * Writes are signaled selectively (rdmig__conn_post_write); the end of an
+ * iteration waits until every posted WR completed (rdmig__conn_flush_sends, which
  * posts a signaled zero-length write when nothing signaled is in flight).
  */
 #include <stdlib.h>
@@ -75,7 +75,7 @@ void rdmig_source_destroy(struct rdmig_source *s)
 	for (size_t i = 0; s->blocks && i < s->nblocks; i++)
 		free_block(&s->blocks[i]);
 	free(s->blocks);
-	latency_log_free(&s->rtt);
+	rdmig__latency_log_free(&s->rtt);
 	free(s);
 }
 
@@ -101,7 +101,7 @@ int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, 
 		*out = NULL;
 	if (!c || !out)
 		return RDMIG_EINVAL;
-	ret = engine_check_blocks(c, blocks, nblocks);
+	ret = rdmig__engine_check_blocks(c, blocks, nblocks);
 	if (ret)
 		return ret;
 	s = calloc(1, sizeof(*s));
@@ -130,10 +130,10 @@ const char *rdmig_source_errmsg(const struct rdmig_source *s)
 
 /* A message from the destination that breaks the wire rules is answered
  * with ERROR, as the destination answers ours (our own refusals go through
- * engine_abort, which already sends it). */
+ * rdmig__engine_abort, which already sends it). */
 static int answer_violation(struct rdmig_source *s, int ret)
 {
-	return engine_msg_violation(ret) ? engine_abort_keep(s->c, ret) : ret;
+	return engine_msg_violation(ret) ? rdmig__engine_abort_keep(s->c, ret) : ret;
 }
 
 int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t len)
@@ -171,7 +171,7 @@ static int pin_all_local(struct rdmig_source *s)
 			continue;
 		b->block_mr = register_local(s, b->host, b->length);
 		if (!b->block_mr)
-			return engine_reg_failed(s->c, "source block", b->name, b->length);
+			return rdmig__engine_reg_failed(s->c, "source block", b->name, b->length);
 		s->st.chunks_registered += b->nchunks;
 	}
 	return 0;
@@ -183,7 +183,7 @@ static int take_dest_blocks(struct rdmig_source *s, const struct rdmig_msg *repl
 	const uint8_t *p = reply->payload;
 
 	if (count != s->nblocks)
-		return engine_abort(s->c, RDMIG_ERANGE,
+		return rdmig__engine_abort(s->c, RDMIG_ERANGE,
 				    "the destination has %zu RAM blocks, the source %zu", count,
 				    s->nblocks);
 	for (size_t i = 0; i < count; i++) {
@@ -192,7 +192,7 @@ static int take_dest_blocks(struct rdmig_source *s, const struct rdmig_msg *repl
 
 		rdmig_decode_dest_block(p + i * RDMIG_DEST_BLOCK_SIZE, &db);
 		if (db.length != b->length)
-			return engine_abort(s->c, RDMIG_ERANGE,
+			return rdmig__engine_abort(s->c, RDMIG_ERANGE,
 					    "RAM block %zu (%s): the destination's is %llu bytes, "
 					    "the source's %llu", i, b->name,
 					    (unsigned long long)db.length,
@@ -200,13 +200,13 @@ static int take_dest_blocks(struct rdmig_source *s, const struct rdmig_msg *repl
 		/* our writes go to remote_host + offset, our requests name
 		 * remote_offset + offset: neither may wrap */
 		if (db.remote_host_addr > UINT64_MAX - db.length)
-			return engine_abort(s->c, RDMIG_ERANGE,
+			return rdmig__engine_abort(s->c, RDMIG_ERANGE,
 					    "RAM block %zu (%s): address 0x%llx + %llu bytes wraps "
 					    "around", i, b->name,
 					    (unsigned long long)db.remote_host_addr,
 					    (unsigned long long)db.length);
 		if (db.offset > UINT64_MAX - db.length)
-			return engine_abort(s->c, RDMIG_ERANGE,
+			return rdmig__engine_abort(s->c, RDMIG_ERANGE,
 					    "RAM block %zu (%s): offset 0x%llx + %llu bytes wraps "
 					    "around", i, b->name, (unsigned long long)db.offset,
 					    (unsigned long long)db.length);
@@ -227,12 +227,12 @@ int rdmig_source_setup(struct rdmig_source *s)
 	if (s->set_up)
 		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_ESTATE,
 				   "rdmig_source_setup was already called");
-	ret = conn_request_send(s->c, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL});
+	ret = rdmig__conn_request_send(s->c, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL});
 	/* Pin our own memory while the destination pins its. */
 	if (!ret && s->pin_all)
 		ret = pin_all_local(s);
 	if (!ret)
-		ret = conn_request_reply(s->c, RDMIG_MSG_RAM_BLOCKS_RESULT, &reply);
+		ret = rdmig__conn_request_reply(s->c, RDMIG_MSG_RAM_BLOCKS_RESULT, &reply);
 	if (!ret)
 		ret = take_dest_blocks(s, &reply);
 	s->set_up = !ret;
@@ -268,7 +268,7 @@ static int register_local_chunk(struct rdmig_source *s, struct src_block *b, uin
 		return 0;
 	b->local_mr[chunk] = register_local(s, b->host + start, engine_chunk_len(b->length, chunk));
 	if (!b->local_mr[chunk])
-		return engine_reg_failed(s->c, "source chunk", b->name,
+		return rdmig__engine_reg_failed(s->c, "source chunk", b->name,
 					 engine_chunk_len(b->length, chunk));
 	s->st.chunks_registered++;
 	return 0;
@@ -285,9 +285,9 @@ static int ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset)
 	uint8_t rec[RDMIG_REGISTER_SIZE];
 	int ret;
 
-	s->register_t0 = engine_now_us();
+	s->register_t0 = rdmig__engine_now_us();
 	rdmig_encode_register(&reg, rec);
-	ret = conn_request_send(s->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1,
+	ret = rdmig__conn_request_send(s->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1,
 							  sizeof(rec), rec});
 	return ret ? ret : register_local_chunk(s, b, (uint32_t)(offset >> RDMIG_CHUNK_SHIFT));
 }
@@ -298,18 +298,18 @@ static int take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t of
 	uint32_t chunk = (uint32_t)(offset >> RDMIG_CHUNK_SHIFT);
 	struct rdmig_register_result res;
 	struct rdmig_msg reply;
-	int ret = conn_request_reply(s->c, RDMIG_MSG_REGISTER_RESULT, &reply);
+	int ret = rdmig__conn_request_reply(s->c, RDMIG_MSG_REGISTER_RESULT, &reply);
 
 	if (ret)
 		return ret;
 	if (reply.repeat != 1)
-		return engine_abort(s->c, RDMIG_EPROTO,
+		return rdmig__engine_abort(s->c, RDMIG_EPROTO,
 				    "REGISTER_RESULT with repeat %u for a request of 1", reply.repeat);
 	rdmig_decode_register_result(reply.payload, &res);
 	/* The block start, as QEMU answers (and as RAM_BLOCKS_RESULT said):
 	 * any other address would aim our writes elsewhere. */
 	if (res.host_addr != b->remote_host)
-		return engine_abort(s->c, RDMIG_ERANGE,
+		return rdmig__engine_abort(s->c, RDMIG_ERANGE,
 				    "REGISTER_RESULT for block %u (%s): host address 0x%llx, but "
 				    "RAM_BLOCKS_RESULT put the block at 0x%llx", bi, b->name,
 				    (unsigned long long)res.host_addr,
@@ -317,7 +317,7 @@ static int take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t of
 	b->remote_rkey[chunk] = res.rkey;
 	b->remote_ok[chunk] = 1;
 	s->st.register_requests++;
-	return latency_log_add(&s->rtt, engine_now_us() - s->register_t0);
+	return rdmig__latency_log_add(&s->rtt, rdmig__engine_now_us() - s->register_t0);
 }
 
 /* Make the pending merged range ready to write: with dynamic registration
@@ -333,7 +333,7 @@ static int settle_pending(struct rdmig_source *s)
 	if (!w->active || s->pin_all)
 		return 0;
 	if (!b->remote_ok[chunk]) {
-		if (engine_is_zero(b->host + w->offset, w->len)) {
+		if (rdmig__engine_is_zero(b->host + w->offset, w->len)) {
 			w->active = false;
 			return send_compress(s, w);
 		}
@@ -358,7 +358,7 @@ static int post_pending(struct rdmig_source *s, bool last)
 	s->pending.active = false;
 	lkey = s->pin_all ? b->block_mr->lkey : b->local_mr[chunk]->lkey;
 	rkey = s->pin_all ? b->remote_block_rkey : b->remote_rkey[chunk];
-	ret = conn_post_write(s->c, b->host + w.offset, (uint32_t)w.len, lkey,
+	ret = rdmig__conn_post_write(s->c, b->host + w.offset, (uint32_t)w.len, lkey,
 			      b->remote_host + w.offset, rkey, last,
 			      wrid_make(WRID_WRITE, w.block, chunk));
 	if (!ret) {
@@ -401,7 +401,7 @@ static bool can_register_ahead(const struct rdmig_source *s, uint32_t bi, uint64
 
 	if (s->pin_all || !s->pending.active || b->remote_ok[offset >> RDMIG_CHUNK_SHIFT])
 		return false;
-	return !engine_is_zero(b->host + offset, len);
+	return !rdmig__engine_is_zero(b->host + offset, len);
 }
 
 static int queue_range(struct rdmig_source *s, uint32_t bi, uint64_t offset, uint64_t len)
@@ -471,7 +471,7 @@ int rdmig_source_end_iteration(struct rdmig_source *s)
 				   "rdmig_source_end_iteration before rdmig_source_setup");
 	ret = flush_pending(s, true);
 	if (!ret) /* every write (and unsignaled control send) completed */
-		ret = conn_flush_sends(s->c, 0);
+		ret = rdmig__conn_flush_sends(s->c, 0);
 	if (!ret)
 		ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
 	if (!ret)
@@ -490,6 +490,6 @@ void rdmig_source_stats(const struct rdmig_source *s, struct rdmig_engine_stats 
 	st = s->st;
 	st.size = sizeof(st);
 	st.writes_signaled = s->c->writes_signaled;
-	latency_log_percentiles(&s->rtt, &st.register_rtt_p50_us, &st.register_rtt_p99_us);
+	rdmig__latency_log_percentiles(&s->rtt, &st.register_rtt_p50_us, &st.register_rtt_p99_us);
 	rdmig__put_sized(out, &st, sizeof(st));
 }

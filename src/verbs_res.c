@@ -15,7 +15,7 @@
 /* Send CQ: every send WR may be signaled; recv CQ: the receive slots. */
 #define CONN_RECV_CQE 16
 
-int conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,
+int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,
 	       char *errmsg)
 {
 	struct rdmig_conn *c;
@@ -42,7 +42,7 @@ int conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_
 	return 0;
 }
 
-void conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_wr, struct ibv_cq *send_cq,
+void rdmig__conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_wr, struct ibv_cq *send_cq,
 		       struct ibv_cq *recv_cq)
 {
 	memset(attr, 0, sizeof(*attr));
@@ -82,8 +82,8 @@ static int create_qp(struct rdmig_conn *c)
 	struct ladder_ops ops = {cm_create_qp, cm_destroy_qp, c};
 	struct ladder_result res;
 
-	conn_qp_base_attr(&base, c->opts.max_send_wr, c->send_cq, c->recv_cq);
-	if (inline_ladder_run(c->opts.inline_request, &base, &ops, &c->opts, &res))
+	rdmig__conn_qp_base_attr(&base, c->opts.max_send_wr, c->send_cq, c->recv_cq);
+	if (rdmig__inline_ladder_run(c->opts.inline_request, &base, &ops, &c->opts, &res))
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(res.last_errno),
 				   "rdma_create_qp on %s failed at every inline request (last: "
 				   "max_inline_data=%u max_send_wr=%u max_send_sge=%u max_recv_wr=%u): %s",
@@ -139,7 +139,7 @@ static int register_buffers(struct rdmig_conn *c)
 	return 0;
 }
 
-int conn_res_create(struct rdmig_conn *c)
+int rdmig__conn_res_create(struct rdmig_conn *c)
 {
 	int cqe = (int)c->opts.max_send_wr * 2;
 	int ret;
@@ -162,7 +162,7 @@ int conn_res_create(struct rdmig_conn *c)
 	return ret; /* on failure the caller's destroy frees what exists */
 }
 
-void conn_res_destroy(struct rdmig_conn *c)
+void rdmig__conn_res_destroy(struct rdmig_conn *c)
 {
 	if (c->qp_created) {
 		rdma_destroy_qp(c->id);

@@ -48,7 +48,7 @@ static int post_and_wait(struct rdmig_conn *c, struct ibv_send_wr *wr, void *buf
 	wr->sg_list = &sge;
 	wr->num_sge = len ? 1 : 0;
 	wr->send_flags = IBV_SEND_SIGNALED;
-	ret = conn_sq_wait_room(c);
+	ret = rdmig__conn_sq_wait_room(c);
 	if (!ret) {
 		err = verbs_errno(ibv_post_send(c->id->qp, wr, &bad));
 		if (err)
@@ -56,8 +56,8 @@ static int post_and_wait(struct rdmig_conn *c, struct ibv_send_wr *wr, void *buf
 					  strerror(err));
 	}
 	if (!ret) {
-		seq = conn_sq_record(c, true);
-		ret = conn_wait(c, sent, &seq, "a raw work request");
+		seq = rdmig__conn_sq_record(c, true);
+		ret = rdmig__conn_wait(c, sent, &seq, "a raw work request");
 	}
 	ibv_dereg_mr(mr);
 	return ret;
@@ -86,7 +86,7 @@ int raw_wait_message(struct rdmig_conn *c)
 {
 	struct rdmig_msg m;
 	char why[256];
-	int ret = conn_wait(c, ready_slot_done, NULL, "a message (raw)");
+	int ret = rdmig__conn_wait(c, ready_slot_done, NULL, "a message (raw)");
 
 	if (ret)
 		return ret;
@@ -106,7 +106,7 @@ int raw_send(struct rdmig_conn *c, const void *bytes, size_t len)
 		struct rdmig_msg m;
 		char why[256];
 
-		ret = conn_wait(c, ready_slot_done, NULL, "the peer's READY (raw)");
+		ret = rdmig__conn_wait(c, ready_slot_done, NULL, "the peer's READY (raw)");
 		if (ret)
 			return ret;
 		c->recv[SLOT_READY].done = false;
@@ -116,7 +116,7 @@ int raw_send(struct rdmig_conn *c, const void *bytes, size_t len)
 			return rdmig__fail(&c->opts, c->errmsg, ret, "raw: %s", why);
 		c->ready_owed = false;
 	}
-	ret = conn_post_recv(c, SLOT_READY);
+	ret = rdmig__conn_post_recv(c, SLOT_READY);
 	if (!ret)
 		ret = raw_post(c, bytes, len);
 	if (!ret)
@@ -131,7 +131,7 @@ static bool never(const struct rdmig_conn *c, const void *arg)
 
 int raw_wait_end(struct rdmig_conn *c)
 {
-	return conn_wait(c, never, NULL, "the end of the connection");
+	return rdmig__conn_wait(c, never, NULL, "the end of the connection");
 }
 
 int raw_write(struct rdmig_conn *c, uint64_t remote, uint32_t rkey, uint32_t len)
@@ -163,7 +163,7 @@ static int next_event(struct rdma_event_channel *ec, enum rdma_cm_event_type *ty
 		      struct rdma_cm_id **id, uint8_t *pdata, size_t *plen)
 {
 	struct rdma_cm_event *ev;
-	int err = cm_event_wait(ec, RAW_CM_TIMEOUT_MS, &ev);
+	int err = rdmig__cm_event_wait(ec, RAW_CM_TIMEOUT_MS, &ev);
 
 	if (err)
 		return err;
@@ -222,7 +222,7 @@ int raw_cm_connect(struct raw_cm *r, const char *ip, const char *port, const voi
 	int ret = -1;
 
 	memset(r, 0, sizeof(*r));
-	r->ec = cm_channel_create();
+	r->ec = rdmig__cm_channel_create();
 	if (!r->ec || rdma_getaddrinfo(ip, port, &hints, &ai) ||
 	    rdma_create_id(r->ec, &r->id, NULL, RDMA_PS_TCP)) {
 		fprintf(stderr, "raw cm: setup for %s:%s: %s\n", ip, port, strerror(errno));
@@ -276,7 +276,7 @@ static void raw_listener_child(const struct dev *dev, const void *echo, uint8_t 
 		.initiator_depth = 2,
 		.retry_count = 5,
 	};
-	struct rdma_event_channel *ec = cm_channel_create();
+	struct rdma_event_channel *ec = rdmig__cm_channel_create();
 	struct rdma_cm_id *lid = NULL, *id = NULL;
 	enum rdma_cm_event_type type = RDMA_CM_EVENT_ADDR_ERROR;
 	struct ibv_pd *pd = NULL;

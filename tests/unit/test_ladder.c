@@ -86,7 +86,7 @@ static int run(struct fake *f, int request, struct ladder_result *res)
 	rdmig_opts_init(&opts);
 	base.cap.max_send_wr = 512;
 	base.cap.max_send_sge = 2;
-	return inline_ladder_run(request, &base, &ops, &opts, res);
+	return rdmig__inline_ladder_run(request, &base, &ops, &opts, res);
 }
 
 TEST(auto_first_rung_fits)
