@@ -501,6 +501,7 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
  * every later call returns the same code and receives nothing.
  */
 int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev);
+/* Set out->size = sizeof(*out) first (see rdmig_conn_counters). */
 void rdmig_dest_stats(const struct rdmig_dest *d, struct rdmig_engine_stats *out);
 void rdmig_dest_destroy(struct rdmig_dest *d);
 /* The last error of a source or destination (its connection's errmsg, or
