@@ -251,9 +251,9 @@ DEVICE_TEST(asking_512_without_retry)
 	test_opts(&o);
 	CHECK_OK(rdmig_probe(dev->name, &o, &r, &n, err, sizeof(err)));
 	CHECK_EQ(n, 1);
-	CHECK_EQ(probe_row_for(r, 512)->result, is_siw ? EINVAL : 0);
+	CHECK_EQ(probe_row_for(r, 512)->result, is_siw ? -EINVAL : 0);
 	CHECK_EQ(probe_row_for(r, 80)->result, 0);
-	CHECK_EQ(probe_row_for(r, 1024)->result, EINVAL);
+	CHECK_EQ(probe_row_for(r, 1024)->result, -EINVAL);
 	CHECK_EQ(r->ladder_result, 0);
 	CHECK_EQ(r->ladder.granted, RDMIG_INLINE_WANTED);
 	CHECK_EQ(r->ladder.tries, 1);
