@@ -511,7 +511,9 @@ DEVICE_TEST(nothing_is_served_after_the_peer_error)
 }
 
 /* A bad COMPRESS (refused with ERROR), then, ignoring the ERROR, a valid
- * one into the receive the destination had already re-posted. */
+ * one.  The destination posts a receive only before a READY, so this send
+ * finds none: RoCE fails it (RNR), iWARP takes it and ends the connection.
+ * Either way it is never served. */
 static void compress_after_the_destination_error(struct rdmig_conn *c, struct attack *a)
 {
 	uint8_t bad[RDMIG_COMPRESS_SIZE], good[RDMIG_COMPRESS_SIZE] = {0};
@@ -525,8 +527,9 @@ static void compress_after_the_destination_error(struct rdmig_conn *c, struct at
 	compress_rec(good, 0, RAM, 0, PAGE);
 	ret = raw_post(c, f, raw_frame(f, RDMIG_MSG_COMPRESS, 1, sizeof(good), good, sizeof(good)));
 	CHECK_EQ(write(a->word[1], "x", 1), 1);
-	CHECK_OK(ret);
-	CHECK_EQ(raw_wait_end(c), RDMIG_EDISCONNECTED);
+	if (!ret)
+		ret = raw_wait_end(c);
+	CHECK(ret == RDMIG_ECOMPLETION || ret == RDMIG_EDISCONNECTED);
 }
 
 DEVICE_TEST(nothing_is_served_after_the_destination_error)
@@ -1058,7 +1061,9 @@ DEVICE_TEST(bad_requests_do_not_end_the_wait_for_the_real_source)
 	struct caps_verdict v = {0, "", 0};
 	struct pair p = {.dev = dev, .dest = dest_accepts_the_caps,
 			 .dest_accept_failed = dest_must_accept, .arg = &v};
-	const uint8_t shortrec[4] = {0, 0, 0, 1};
+	/* 4 bytes: short on iWARP; InfiniBand pads them with zeros to a
+	 * record of version 0xffffffff (see caps_record_too_short_is_rejected) */
+	const uint8_t shortrec[4] = {0xff, 0xff, 0xff, 0xff};
 	struct rdmig_caps v2 = {2, 0};
 	uint8_t pdata[RDMIG_CAPS_SIZE];
 	struct rdmig_opts o;
