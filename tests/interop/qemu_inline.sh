@@ -6,7 +6,7 @@
 # missing patched or stock QEMU FAILS: never a skip.
 #
 # Usage: tests/interop/qemu_inline.sh PATCHED_QEMU DEVICE [MODE]
-#   PATCHED_QEMU  the path scripts/qemu-inline prints (run it on the host
+#   PATCHED_QEMU  auto, or the path scripts/qemu-inline prints (run it on the host
 #                 first: the guest sees the host read-only).  Debian's stock
 #                 10.0.2 is taken from the `stock` link beside the build
 #                 (PATCHED_QEMU/../../stock), or from $QEMU_STOCK_ROOT; its
@@ -19,6 +19,11 @@
 #     from_stock  stock -> patched, dynamic
 #     off         patched -> patched with -global migration.x-rdma-inline=off
 #                 on both sides: nothing may go inline
+#     ladder      a device (an LD_PRELOAD shim) that refuses more than 20
+#                 bytes of inline data: the ladder ends at 16
+#     live        patched -> patched with a running guest (dirtier.S) that
+#                 keeps writing memory; its downtime is reported, and the
+#                 destination must carry on from the migrated state
 #     ladder      patched -> patched, both under an LD_PRELOAD shim (built
 #                 here with cc) whose rdma_create_qp() refuses more than 20
 #                 bytes of inline data like a small device would (EINVAL,
@@ -57,10 +62,16 @@ MEM_MIB=64
 . "$HERE/../lib/check.sh"
 device_ip "$DEVICE" interop
 case $MODE in
-all | dynamic | pin_all | to_stock | from_stock | off | ladder) ;;
+all | dynamic | pin_all | to_stock | from_stock | off | ladder | live) ;;
 *) echo "FAIL - unknown mode '$MODE'"; exit 1 ;;
 esac
 
+# auto: the build scripts/qemu-inline left in the cache (ctest and CI: the
+# host built it before the guest booted)
+if [ "$PATCHED" = auto ]; then
+	PATCHED=$("$HERE/../../scripts/qemu-inline" 2>/dev/null | tail -n1)
+	[ -x "$PATCHED" ] || { echo "FAIL - no patched QEMU in the cache: run scripts/qemu-inline on the host first"; exit 1; }
+fi
 [ -x "$PATCHED" ] || { echo "FAIL - no patched QEMU at '$PATCHED': build it with scripts/qemu-inline"; exit 1; }
 PATCHED=$(cd "$(dirname "$PATCHED")" && pwd)/$(basename "$PATCHED")
 STOCK_ROOT=${QEMU_STOCK_ROOT:-$(dirname "$PATCHED")/../../stock}
@@ -287,6 +298,59 @@ mode_ladder() {
 	rm -f "$WORK/$tag".*.ram
 }
 
+
+# hot_word FILE: the dirtier's hot word (7 MiB into RAM), as a number
+hot_word() { od -An -tu4 -j $((7 << 20)) -N4 "$1" | tr -d ' '; }
+
+# live: the running dirtier guest, patched -> patched, dynamic registration
+mode_live() {
+	local tag=live-$DEVICE i st before after spid dpid
+	check "the dirtier guest builds (as --32, ld -m elf_i386)" \
+		eval 'as --32 -o "$WORK/dirtier.o" "$HERE/dirtier.S" &&
+			ld -m elf_i386 -Ttext=0x100000 -e start -o "$WORK/dirtier.elf" "$WORK/dirtier.o"' || return
+	"$PY" "$HERE/ramimage.py" "$MEM_MIB" "$WORK/$tag.src.ram" 8 56 || return
+	# the same machine on both sides: the serial port too
+	vm "$tag.dst" "$PATCHED" "$WORK/$tag.dst.ram" -kernel "$WORK/dirtier.elf" \
+		-serial "file:$WORK/$tag.dst.serial" -incoming "rdma:$IP:$PORT"
+	dpid=$QPID
+	vm "$tag.src" "$PATCHED" "$WORK/$tag.src.ram" -kernel "$WORK/dirtier.elf" -serial "file:$WORK/$tag.serial"
+	spid=$QPID
+	qmp "$WORK/$tag.src.qmp" cont >/dev/null
+	for ((i = 0; i < 600; i++)); do
+		grep -q 'DIRTIER up' "$WORK/$tag.serial" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 2
+	qmp "$WORK/$tag.src.qmp" migrate "rdma:$IP:$PORT" 300 >"$WORK/$tag.migrate.json" 2>"$WORK/$tag.migrate.err"
+	MRC=$?
+	qmp "$WORK/$tag.dst.qmp" incoming 120 >"$WORK/$tag.incoming.json" 2>&1
+	DST=$(json_str "$WORK/$tag.incoming.json" status)
+	PORT=$((PORT + 1))
+	st=$(json_str "$WORK/$tag.migrate.json" status)
+	check "$tag: the running guest migrated ${st:-did not complete}: total-time $(json_num "$WORK/$tag.migrate.json" total-time) ms, downtime $(json_num "$WORK/$tag.migrate.json" downtime) ms, $(json_num "$WORK/$tag.migrate.json" dirty-sync-count) dirty syncs" \
+		test "$MRC" = 0 -a "$st" = completed -a "$DST" = completed
+	if [ "$MRC" = 0 ] && [ "$DST" = completed ]; then
+		check "$tag: QEMU reports a downtime ($(json_num "$WORK/$tag.migrate.json" downtime) ms)" \
+			test -n "$(json_num "$WORK/$tag.migrate.json" downtime)"
+		check "$tag: the destination's RAM equals the stopped source's byte for byte" \
+			cmp -s "$WORK/$tag.src.ram" "$WORK/$tag.dst.ram"
+		before=$(hot_word "$WORK/$tag.dst.ram")
+		qmp "$WORK/$tag.dst.qmp" cont >/dev/null
+		sleep 2
+		after=$(hot_word "$WORK/$tag.dst.ram")
+		check "$tag: the guest carries on at the destination (hot word $before -> $after, $(qmp "$WORK/$tag.dst.qmp" status))" \
+			test "$after" -gt "$before"
+		check_side "$tag" src patched on
+		check_side "$tag" dst patched on
+	else
+		show_failure "$tag"
+	fi
+	qmp "$WORK/$tag.src.qmp" quit >/dev/null 2>&1
+	qmp "$WORK/$tag.dst.qmp" quit >/dev/null 2>&1
+	wait "$spid" "$dpid" 2>/dev/null
+	rm -f "$WORK/$tag".*.ram
+}
+
 want() { [ "$MODE" = all ] || [ "$MODE" = "$1" ]; }
 want dynamic && run "p2p-$DEVICE" patched patched dynamic on
 want pin_all && run "p2p-pin-all-$DEVICE" patched patched pin_all on
@@ -294,4 +358,5 @@ want to_stock && run "p2stock-$DEVICE" patched stock dynamic on
 want from_stock && run "stock2p-$DEVICE" stock patched dynamic on
 want off && run "off-$DEVICE" patched patched dynamic off
 want ladder && mode_ladder
+want live && mode_live
 finish

@@ -104,9 +104,13 @@ safe_name() { printf '%s' "$1" | sed 's/[^A-Za-z0-9._-]/_/g'; }
 qemu_vm() {
 	local tag=$1
 	shift
+	local trace=()
+	# the inline series' QEMU says which path each control message took
+	[ "$QEMU_VERSION" = inline ] && trace=(-trace 'qemu_rdma_alloc_qp_inline*'
+		-trace 'qemu_rdma_post_send_control_*' -D "$WORK/$tag.trace")
 	timeout 600 "$QEMU" -M pc,memory-backend=pc.ram -m "$MEM_MIB" -nodefaults -no-user-config \
 		-display none -accel tcg -qmp "unix:$WORK/$tag.qmp,server=on,wait=off" \
-		-pidfile "$WORK/$tag.pid" "$@" \
+		-pidfile "$WORK/$tag.pid" "${trace[@]}" "$@" \
 		</dev/null >"$WORK/$tag.qemu.log" 2>&1 &
 	QPID=$!
 	PIDS+=("$QPID")
@@ -191,6 +195,19 @@ stream_ok() { # TAG: stream.bin holds the stream: QEVM, stream_bytes long
 	[ "$(head -c 4 "$f")" = QEVM ] && [ "$(stat -c %s "$f")" = "$(json_num "$WORK/$1.json" stream_bytes)" ]
 }
 
+# qemu_sent_inline TAG: the inline series' QEMU of TAG sent control
+# messages inline (its trace: count > 0), granted by its QP; a no-op check
+# for stock QEMUs
+qemu_sent_inline() {
+	local t=$WORK/$1.trace n c g
+	[ "$QEMU_VERSION" = inline ] || return 0
+	n=$(grep -c 'qemu_rdma_post_send_control_inline ' "$t" 2>/dev/null)
+	c=$(grep -c 'qemu_rdma_post_send_control_copy ' "$t" 2>/dev/null)
+	g=$(sed -n 's/.*qemu_rdma_alloc_qp_inline inline data asked \([0-9]*\) written back \([0-9]*\) granted \([0-9]*\) tries \([0-9]*\).*/asked \1, written back \2, granted \3, tries \4/p' "$t" 2>/dev/null | head -n1)
+	check "$1: the patched QEMU sent ${n:-0} control messages inline, ${c:-0} copied (QP: ${g:-no trace})" \
+		test "${n:-0}" -gt 0 -a -n "$g"
+}
+
 inline_counts() { # TAG TYPE: "inline/copied" of a message type rdmig sent
 	local j=$WORK/$1.json t=$2
 	echo "$(json_num "$j" "${t}_inline")/$(json_num "$j" "${t}_copied")"
@@ -215,6 +232,7 @@ check_migration() {
 	check "$tag: pc.bios.img equals QEMU's BIOS" bios_matches "$tag"
 	check "$tag: stream.bin is the stream (QEVM, $(json_num "$WORK/$tag.json" stream_bytes) bytes, end $(json_str "$WORK/$tag.json" stream_end))" \
 		stream_ok "$tag"
+	qemu_sent_inline "$tag"
 	rdy=$(inline_counts "$tag" ready)
 	rr=$(inline_counts "$tag" register_result)
 	check "$tag: READY went inline (inline/copied $rdy)" \
@@ -480,6 +498,7 @@ check_replay() {
 		test "$st" = prelaunch -o "$st" = paused
 	check "$tag: its RAM file equals the source's byte for byte" \
 		cmp -s "$WORK/$tag-rdst.ram" "$WORK/$tag.ram"
+	qemu_sent_inline "$tag-rdst"
 	check "$tag: the replay used $mode registration" \
 		grep -q "\"pin_all\": $([ "$mode" = pin_all ] && echo true || echo false)," "$WORK/$tag.replay.json"
 	check "$tag: every recorded phase was replayed ($(json_num "$WORK/$tag.replay.json" phases) phases, $(json_num "$WORK/$tag.replay.json" iterations) REGISTER_FINISHED)" \
