@@ -23,7 +23,9 @@
 # RDMIG_BENCH_PARTS ("footprint latency cost bulk qemu_ab"), RDMIG_BENCH_DEVICES
 # ("rxe siw"), RDMIG_BENCH_QEMUS ("7.2 10.0.2 inline": QEMUs as scripts/qemu-peer
 # names them, fetched on the host before the boot; bulk kinds qemu, qemu10,
-# qemu10i).  Every process runs under `timeout`; a part that fails is
+# qemu10i), RDMIG_BENCH_KINDS ("engine hashthread tool": the rdmig runs of
+# the bulk part), RDMIG_BENCH_IMAGES ("random halfzero").  Every process
+# runs under `timeout`; a part that fails is
 # recorded as failed and the others still run.
 set -uo pipefail
 BUILD=$(cd "${1:?build dir}" && pwd)
@@ -41,6 +43,8 @@ COST_COUNT=${RDMIG_BENCH_COST_COUNT:-60}
 PARTS=${RDMIG_BENCH_PARTS:-footprint latency cost bulk qemu_ab}
 DEVICES=${RDMIG_BENCH_DEVICES:-rxe siw}
 QEMUS=${RDMIG_BENCH_QEMUS:-7.2 10.0.2 inline}
+KINDS=${RDMIG_BENCH_KINDS:-engine hashthread tool}
+IMAGES=${RDMIG_BENCH_IMAGES:-random halfzero}
 declare -A QEMU_BIN QEMU_KIND=([7.2]=qemu [10.0.2]=qemu10 [inline]=qemu10i)
 for q in $QEMUS; do
 	QEMU_BIN[$q]=$("$ROOT/scripts/qemu-peer" "$q" 2>/dev/null | tail -n1)
@@ -322,11 +326,12 @@ bulk() {
 		ib_write_bw_run "$dev" "$ip" before
 		BW_BEFORE=$BW
 		note "ib_write_bw $dev (before): ${BW:-?} MB/s (BW average, 1 MiB RDMA WRITEs, 20 s)"
-			for img in random halfzero; do
+			for img in $IMAGES; do
 			for reg in dynamic pin-all; do
-				engine_run engine "$dev" "$ip" "$img" "$reg"
-				[ $img = random ] && engine_run hashthread "$dev" "$ip" "$img" "$reg"
-				tool_run "$dev" "$ip" "$img" "$reg"
+				[[ " $KINDS " == *" engine "* ]] && engine_run engine "$dev" "$ip" "$img" "$reg"
+				[[ " $KINDS " == *" hashthread "* ]] && [ $img = random ] &&
+					engine_run hashthread "$dev" "$ip" "$img" "$reg"
+				[[ " $KINDS " == *" tool "* ]] && tool_run "$dev" "$ip" "$img" "$reg"
 				for q in $QEMUS; do qemu_run "$dev" "$ip" "$img" "$reg" "$q"; done
 			done
 		done
