@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include "rdmig.h"
+#include "outdir.h"
 
 /* The project's version (CMake's project version, a compile definition of
  * the rdmig target): `rdmig --version` and the JSON summaries print it. */
@@ -160,15 +161,20 @@ struct recv_args {
 	const char *listen; /* --listen as given; split into host and port */
 	char host[256], port[16];
 	const char *out;
+	struct out_dir dir;  /* --out, once recv_open_out opened it */
+	bool force;          /* --force: accept any --out, replace outputs */
 	uint64_t max_total;
+	bool max_total_given;
 	bool max_total_nonzero; /* recv --qemu: a QEMU source always has RAM */
+	/* what the default --max-total was chosen from (recv_open_out) */
+	uint64_t mem_available, disk_free;
 	struct cli_allow allow;
 };
 #define RECV_OPTIONS                                                                               \
 	{"listen", required_argument, NULL, 'l'},    {"out", required_argument, NULL, 'o'},       \
 	{"max-total", required_argument, NULL, 'M'}, {"allow", required_argument, NULL, 'A'},     \
-	MIG_COMMON_OPTIONS
-#define RECV_SHORT "l:o:M:A:" MIG_COMMON_SHORT
+	{"force", no_argument, NULL, 'F'},           MIG_COMMON_OPTIONS
+#define RECV_SHORT "l:o:M:A:F" MIG_COMMON_SHORT
 void recv_args_init(struct recv_args *a);
 /* Apply option c, one of RECV_OPTIONS or not (see mig_other_option): 0,
  * or 1 (help shown) or 2 (a usage error, printed) for the parser to return. */
@@ -187,9 +193,16 @@ int recv_accept(struct recv_args *a, struct rdmig_listener **l, struct rdmig_con
 const char *recv_errmsg(const char *err, const struct rdmig_dest *dest,
 			const struct rdmig_conn *conn, const struct rdmig_listener *l, int ret);
 
-/* Create DIR/NAME for writing: the descriptor, or -1 with a message in err. */
-int recv_create_out(const char *dir, const char *name, char *err, size_t errlen);
-void recv_remove_out(const char *dir, const char *name);
+/* Open --out (outdir.h) and, unless --max-total was given, choose the
+ * default limit: the smaller of MemAvailable and the free space of --out's
+ * file system.  Then NAMES (NULL-terminated: the outputs of fixed names)
+ * must be free.  -1 with err. */
+int recv_open_out(struct recv_args *a, const char *const *names, char *err, size_t errlen);
+/* After a parser refused a total above the limit: what the limit was, to
+ * append to its message (empty when --max-total was given). */
+const char *recv_limit_note(const struct recv_args *a, char *buf, size_t len);
+/* MemAvailable of /proc/meminfo (physical memory when it cannot be read). */
+uint64_t cli_available_memory(void);
 /* write(2) until all of buf is written: 0, or -1 with errno set. */
 int recv_write_all(int fd, const void *buf, size_t len);
 

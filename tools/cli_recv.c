@@ -27,7 +27,7 @@
 struct recv_block {
 	uint8_t *mem;   /* NULL for an empty block */
 	char file[IMGS_FILE_NAME];
-	int created;    /* DIR/file was opened (to be removed on failure) */
+	struct out_file img; /* DIR/file while it is written (outdir.h) */
 	uint8_t sha256[SHA256_DIGEST_SIZE];
 	int ok;
 };
@@ -49,7 +49,7 @@ struct recv_state {
 	struct imgs_parser ps;
 	struct recv_block *rb;
 	struct rdmig_block *blocks;
-	int stream_fd;
+	struct out_file stream; /* DIR/stream.bin, from the first valid bytes on */
 	struct rdmig_listener *l;
 	struct rdmig_conn *conn;
 	struct rdmig_dest *dest;
@@ -63,7 +63,8 @@ struct recv_state {
 static void recv_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig recv --listen ADDR:PORT --out DIR [--pin-all] [--inline auto|0|N]\n"
-		   "                  [--json] [--timeout S] [--max-total SIZE] [--allow ADDR[/N]] [-v]\n"
+		   "                  [--json] [--timeout S] [--max-total SIZE] [--allow ADDR[/N]]\n"
+		   "                  [--force] [-v]\n"
 		   "ADDR: a name, an IPv4 address, [IPv6] or empty for any ([::]:4444, :4444).\n"
 		   "Writes DIR/<block>.img per block and the raw stream to DIR/stream.bin, after\n"
 		   "a verified migration only: a failed or interrupted one leaves neither.\n"
@@ -71,8 +72,10 @@ static void recv_usage(FILE *f)
 		   "  --inline        inline size of control messages (default auto)\n"
 		   "  --timeout S     give up when the source stays silent this long (0: never;\n"
 		   "                  default %d); given, it also bounds the wait for a source\n"
-		   "  --max-total N   most bytes a source may ask for (default: physical RAM;\n"
-		   "                  suffixes K, M, G, T)\n"
+		   "  --max-total N   most bytes a source may ask for (suffixes K, M, G, T;\n"
+		   "                  default: the smaller of MemAvailable and DIR's free space)\n"
+		   "  --force         accept a DIR others may write into, and replace outputs that\n"
+		   "                  exist (by rename; without it recv refuses to start)\n"
 		   "  --allow A[/N]   accept sources from this address or prefix only (repeat for\n"
 		   "                  more); others are rejected before anything is registered\n"
 		   "  --json          one JSON object on stdout instead of the summary\n"
@@ -93,24 +96,13 @@ static int parse_recv_args(int argc, char **argv, struct recv_args *a)
 	return recv_args_finish(a, argc, argv);
 }
 
-/* Create DIR/name; -1 with the message in s->err. */
-static int open_out(struct recv_state *s, const char *name)
-{
-	return recv_create_out(s->a.out, name, s->err, sizeof(s->err));
-}
-
 /* A failed or interrupted migration: remove every file this run created
- * (a previous run's images that we did not touch stay). */
+ * (what was in DIR before stays untouched). */
 static void remove_outputs(struct recv_state *s)
 {
-	if (s->stream_fd >= 0) {
-		close(s->stream_fd);
-		s->stream_fd = -1;
-		recv_remove_out(s->a.out, "stream.bin");
-	}
+	out_discard(&s->a.dir, &s->stream);
 	for (uint32_t i = 0; s->rb && i < s->ps.count; i++)
-		if (s->rb[i].created)
-			recv_remove_out(s->a.out, s->rb[i].file);
+		out_discard(&s->a.dir, &s->rb[i].img);
 }
 
 /* --------------------------------------------------- landed estimate -- */
@@ -195,6 +187,10 @@ static int name_files(struct recv_state *s)
 	for (uint32_t i = 0; i < s->ps.count; i++)
 		memcpy(s->rb[i].file, names[i], sizeof(names[i]));
 	free(names);
+	/* a name taken in DIR fails now, before any data moves */
+	for (uint32_t i = 0; i < s->ps.count; i++)
+		if (out_check_new(&s->a.dir, s->rb[i].file, s->err, sizeof(s->err)))
+			return -1;
 	return 0;
 }
 
@@ -256,18 +252,24 @@ static int alloc_blocks(struct recv_state *s)
 	return 0;
 }
 
+/* Stream bytes: parsed first, so that only valid ones reach stream.bin. */
 static int on_stream(struct recv_state *s, const struct rdmig_event *ev)
 {
+	char note[400];
 	int got;
 
-	if (recv_write_all(s->stream_fd, ev->data, ev->len)) {
-		snprintf(s->err, sizeof(s->err), "cannot write %s/stream.bin: %s", s->a.out,
-			 strerror(errno));
+	if ((got = imgs_feed(&s->ps, ev->data, ev->len)) < 0) {
+		snprintf(s->err, sizeof(s->err), "the source's stream is not an rdmig image stream: "
+			 "%s%s", imgs_errmsg(&s->ps), s->ps.over_limit ?
+			 recv_limit_note(&s->a, note, sizeof(note)) : "");
 		return -1;
 	}
-	if ((got = imgs_feed(&s->ps, ev->data, ev->len)) < 0) {
-		snprintf(s->err, sizeof(s->err), "the source's stream is not an rdmig image stream: %s",
-			 imgs_errmsg(&s->ps));
+	if (s->stream.state == OUT_NONE &&
+	    out_create(&s->a.dir, &s->stream, "stream.bin", s->err, sizeof(s->err)))
+		return -1;
+	if (recv_write_all(s->stream.fd, ev->data, ev->len)) {
+		snprintf(s->err, sizeof(s->err), "cannot write %s/stream.bin: %s", s->a.out,
+			 strerror(errno));
 		return -1;
 	}
 	return (got & IMGS_EV_HEADER) ? alloc_blocks(s) : 0;
@@ -339,6 +341,32 @@ static void verify(struct recv_state *s)
 	s->verify_seconds = mig_now() - t0;
 }
 
+/* One image, sparse (zero chunks are holes), under its temporary name. */
+static int write_image(struct recv_state *s, uint32_t i, struct mig_progress *prog,
+		       uint64_t *done)
+{
+	struct out_file *f = &s->rb[i].img;
+	uint64_t len = s->ps.blocks[i].length;
+
+	if (out_create(&s->a.dir, f, s->rb[i].file, s->err, sizeof(s->err)))
+		return -1;
+	for (uint64_t off = 0; off < len; off += RDMIG_CHUNK_SIZE) {
+		uint64_t n = len - off < RDMIG_CHUNK_SIZE ? len - off : RDMIG_CHUNK_SIZE;
+		if (cli_cancelled())
+			return -1;
+		if (out_write_chunk(f, off, s->rb[i].mem + off, (size_t)n))
+			goto fail;
+		mig_progress(prog, *done += n);
+	}
+	if (!out_set_size(f, len))
+		return 0;
+fail:
+	snprintf(s->err, sizeof(s->err), "cannot write %s/%s: %s", s->a.out, s->rb[i].file,
+		 strerror(errno));
+	return -1;
+}
+
+/* The verified images, then every output under its real name. */
 static int write_images(struct recv_state *s)
 {
 	struct mig_progress prog;
@@ -346,34 +374,15 @@ static int write_images(struct recv_state *s)
 	double t0 = mig_now();
 
 	mig_progress_start(&prog, "write", s->ps.total);
-	for (uint32_t i = 0; i < s->ps.count; i++) {
-		uint64_t len = s->ps.blocks[i].length;
-		int fd = open_out(s, s->rb[i].file);
-
-		if (fd < 0)
+	for (uint32_t i = 0; i < s->ps.count; i++)
+		if (write_image(s, i, &prog, &done))
 			return -1;
-		s->rb[i].created = 1;
-		for (uint64_t off = 0; off < len; off += 8 * RDMIG_CHUNK_SIZE) {
-			if (cli_cancelled()) {
-				close(fd);
-				return -1;
-			}
-			uint64_t n = len - off < 8 * RDMIG_CHUNK_SIZE ? len - off : 8 * RDMIG_CHUNK_SIZE;
-			if (recv_write_all(fd, s->rb[i].mem + off, (size_t)n)) {
-				snprintf(s->err, sizeof(s->err), "cannot write %s/%s: %s", s->a.out,
-					 s->rb[i].file, strerror(errno));
-				close(fd);
-				return -1;
-			}
-			mig_progress(&prog, done += n);
-		}
-		if (close(fd)) {
-			snprintf(s->err, sizeof(s->err), "cannot write %s/%s: %s", s->a.out,
-				 s->rb[i].file, strerror(errno));
-			return -1;
-		}
-	}
 	mig_progress_end(&prog);
+	if (out_commit(&s->a.dir, &s->stream, s->err, sizeof(s->err)))
+		return -1;
+	for (uint32_t i = 0; i < s->ps.count; i++)
+		if (out_commit(&s->a.dir, &s->rb[i].img, s->err, sizeof(s->err)))
+			return -1;
 	s->write_seconds = mig_now() - t0;
 	return 0;
 }
@@ -456,8 +465,7 @@ static void cleanup(struct recv_state *s)
 	free(s->rb);
 	free(s->blocks);
 	imgs_parser_free(&s->ps);
-	if (s->stream_fd >= 0)
-		close(s->stream_fd);
+	out_dir_close(&s->a.dir); /* the outputs were committed or discarded */
 }
 
 static int report_mismatches(const struct recv_state *s)
@@ -503,18 +511,18 @@ int cmd_recv(int argc, char **argv)
 	struct recv_state s;
 	int ret;
 
+	static const char *const fixed[] = {"stream.bin", NULL};
+
 	memset(&s, 0, sizeof(s));
-	s.stream_fd = -1;
 	if ((ret = parse_recv_args(argc, argv, &s.a)))
 		return ret == 1 ? 0 : ret;
-	imgs_parser_init(&s.ps, s.a.max_total);
 	if (recv_prepare(&s.a.m.opts, s.err, sizeof(s.err)) ||
-	    cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
-	    (s.stream_fd = open_out(&s, "stream.bin")) < 0) {
+	    recv_open_out(&s.a, fixed, s.err, sizeof(s.err))) {
 		ret = cli_fail("recv", s.err);
 		cleanup(&s);
 		return ret;
 	}
+	imgs_parser_init(&s.ps, s.a.max_total);
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
 		watch_stop(&s);
 		if (cli_cancelled()) {

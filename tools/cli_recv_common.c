@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
-#include "imgstream.h" /* IMGS_FILE_NAME */
 
 /* ------------------------------------------------------------ options -- */
 
@@ -18,7 +17,7 @@ void recv_args_init(struct recv_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	mig_common_init(&a->m);
-	a->max_total = cli_physical_memory();
+	a->dir.fd = -1;
 	a->allow.cmd = "recv";
 }
 
@@ -33,7 +32,10 @@ int recv_args_option(struct recv_args *a, int c, const char *arg, void (*usage)(
 		a->listen = arg;
 	} else if (c == 'o') {
 		a->out = arg;
+	} else if (c == 'F') {
+		a->force = true;
 	} else if (c == 'M') {
+		a->max_total_given = true;
 		if (cli_parse_size(arg, &a->max_total) || (a->max_total_nonzero && a->max_total == 0)) {
 			snprintf(err, sizeof(err), "--max-total '%s': takes bytes, optionally "
 				 "with K, M, G or T", arg);
@@ -109,24 +111,56 @@ const char *recv_errmsg(const char *err, const struct rdmig_dest *dest,
 
 /* ------------------------------------------------------ output files -- */
 
-int recv_create_out(const char *dir, const char *name, char *err, size_t errlen)
+uint64_t cli_available_memory(void)
 {
-	char path[4096 + IMGS_FILE_NAME];
-	int fd;
+	FILE *f = fopen("/proc/meminfo", "r");
+	unsigned long long kib;
+	char line[256];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
-	return fd;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+			fclose(f);
+			return (uint64_t)kib << 10;
+		}
+	}
+	if (f)
+		fclose(f);
+	return cli_physical_memory();
 }
 
-void recv_remove_out(const char *dir, const char *name)
+int recv_open_out(struct recv_args *a, const char *const *names, char *err, size_t errlen)
 {
-	char path[4096 + IMGS_FILE_NAME];
+	if (out_dir_open(&a->dir, a->out, a->force, err, errlen))
+		return -1;
+	if (!a->max_total_given) {
+		/* what we can hold while the source writes, and write afterwards
+		 * (images are sparse, but the bound must not trust the source) */
+		a->mem_available = cli_available_memory();
+		a->disk_free = out_dir_free(&a->dir);
+		a->max_total = a->mem_available < a->disk_free ? a->mem_available : a->disk_free;
+	}
+	for (; names && *names; names++)
+		if (out_check_new(&a->dir, *names, err, errlen))
+			return -1;
+	return 0;
+}
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	unlink(path);
+const char *recv_limit_note(const struct recv_args *a, char *buf, size_t len)
+{
+	char m[32], d[32];
+
+	if (a->max_total_given) {
+		snprintf(buf, len, " (--max-total)");
+		return buf;
+	}
+	if (a->disk_free == UINT64_MAX)
+		snprintf(d, sizeof(d), "unknown");
+	else
+		mig_size(a->disk_free, d, sizeof(d));
+	snprintf(buf, len, " (the default --max-total: the smaller of the available memory, %s, "
+		 "and the free space in %.300s, %s; give --max-total to choose another)",
+		 mig_size(a->mem_available, m, sizeof(m)), a->out, d);
+	return buf;
 }
 
 int recv_write_all(int fd, const void *buf, size_t len)

@@ -35,13 +35,15 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig recv --qemu --listen ADDR:PORT --out DIR [--ramblocks FILE]\n"
 		   "                  [--pin-all] [--inline auto|0|N] [--json] [--timeout S]\n"
-		   "                  [--max-total SIZE] [--allow ADDR[/N]] [-v]\n"
+		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force] [-v]\n"
 		   "Be the destination of a QEMU RDMA migration (QMP: migrate rdma:ADDR:PORT).\n"
 		   "--ramblocks FILE: the source's 'info ramblock' (HMP); needed unless the source\n"
 		   "  uses rdma-pin-all (with --pin-all here) or has a single RAM block, because\n"
 		   "  QEMU registers memory by RAM offsets its stream does not carry.\n"
-		   "--max-total bounds the RAM the source may announce (default: physical RAM;\n"
-		   "  suffixes K, M, G, T).  --timeout S: give up when the source stays silent\n"
+		   "--max-total bounds the RAM the source may announce (suffixes K, M, G, T;\n"
+		   "  default: the smaller of MemAvailable and DIR's free space).  --force: accept\n"
+		   "  a DIR others may write into and replace existing outputs (by rename).\n"
+		   "--timeout S: give up when the source stays silent\n"
 		   "  this long (0: never; default %d); given, it also bounds the wait for a source.\n"
 		   "--allow ADDR[/N]: accept sources from this address or prefix only (repeat for\n"
 		   "  more); others are rejected before anything is registered.\n"
@@ -74,24 +76,13 @@ static int parse_args(int argc, char **argv, struct rq_state *s)
 
 /* ------------------------------------------------------------- files -- */
 
-/* Create DIR/name; -1 with the message in s->err. */
-static int open_out(struct rq_state *s, const char *name)
-{
-	return recv_create_out(s->a.out, name, s->err, sizeof(s->err));
-}
-
 /* A failed or interrupted migration: remove the stream and the images this
  * run created; record.txt stays and says why. */
 static void remove_outputs(struct rq_state *s)
 {
-	if (s->stream_fd >= 0) {
-		close(s->stream_fd);
-		s->stream_fd = -1;
-		recv_remove_out(s->a.out, "stream.bin");
-	}
+	out_discard(&s->a.dir, &s->stream);
 	for (uint32_t i = 0; s->rb && i < s->qs.count; i++)
-		if (s->rb[i].created)
-			recv_remove_out(s->a.out, s->rb[i].file);
+		out_discard(&s->a.dir, &s->rb[i].img);
 }
 
 /* Safe, distinct file names (imgstream's rules), before anything is written. */
@@ -115,6 +106,9 @@ static int name_files(struct rq_state *s)
 		snprintf(s->err, sizeof(s->err), "out of memory for %u file names", n);
 	free(tmp);
 	free(names);
+	/* a name taken in DIR fails now, before any data moves */
+	for (uint32_t i = 0; !ret && i < n; i++)
+		ret = out_check_new(&s->a.dir, s->rb[i].file, s->err, sizeof(s->err));
 	return ret;
 }
 
@@ -216,8 +210,10 @@ static int resolve_offsets(struct rq_state *s)
 
 /* ------------------------------------------------------------ events -- */
 
+/* Stream bytes: parsed first, so that only valid ones reach stream.bin. */
 static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
 {
+	char note[400];
 	int got;
 
 	if (ev->len > RQ_MAX_STREAM - s->stream_bytes) {
@@ -225,16 +221,20 @@ static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
 			 "stream carries device state only", (unsigned long long)RQ_MAX_STREAM);
 		return -1;
 	}
-	if (recv_write_all(s->stream_fd, ev->data, ev->len)) {
+	if ((got = qs_feed(&s->qs, ev->data, ev->len)) < 0) {
+		snprintf(s->err, sizeof(s->err), "the source's stream: %s%s", qs_errmsg(&s->qs),
+			 s->qs.over_limit ? recv_limit_note(&s->a, note, sizeof(note)) : "");
+		return -1;
+	}
+	if (s->stream.state == OUT_NONE &&
+	    out_create(&s->a.dir, &s->stream, "stream.bin", s->err, sizeof(s->err)))
+		return -1;
+	if (recv_write_all(s->stream.fd, ev->data, ev->len)) {
 		snprintf(s->err, sizeof(s->err), "cannot write %.600s/stream.bin: %s", s->a.out,
 			 strerror(errno));
 		return -1;
 	}
 	s->stream_bytes += ev->len;
-	if ((got = qs_feed(&s->qs, ev->data, ev->len)) < 0) {
-		snprintf(s->err, sizeof(s->err), "the source's stream: %s", qs_errmsg(&s->qs));
-		return -1;
-	}
 	return (got & QS_EV_BLOCKS) ? alloc_blocks(s) : 0;
 }
 
@@ -325,39 +325,45 @@ static int receive(struct rq_state *s)
 
 /* ------------------------------------------------------ after the end -- */
 
+/* One image, sparse (zero chunks are holes), under its temporary name. */
+static int write_image(struct rq_state *s, uint32_t i)
+{
+	struct rq_block *b = &s->rb[i];
+	uint64_t len = s->qs.blocks[i].length;
+
+	if (out_create(&s->a.dir, &b->img, b->file, s->err, sizeof(s->err)))
+		return -1;
+	for (uint32_t c = 0; c < b->nchunks; c++) {
+		uint64_t off = (uint64_t)c << RDMIG_CHUNK_SHIFT;
+		size_t n = (size_t)rq_chunk_len(len, c);
+		if (cli_cancelled()) {
+			snprintf(s->err, sizeof(s->err), "interrupted by %s while writing the images",
+				 cli_cancel_name());
+			return -1;
+		}
+		b->nonzero[c] = !rq_is_zero(b->mem + off, n);
+		if (b->nonzero[c] && out_write_chunk(&b->img, off, b->mem + off, n))
+			goto fail;
+	}
+	if (!out_set_size(&b->img, len))
+		return 0;
+fail:
+	snprintf(s->err, sizeof(s->err), "cannot write %.400s/%s: %s", s->a.out, b->file,
+		 strerror(errno));
+	return -1;
+}
+
+/* The images, then stream.bin and the images under their real names. */
 static int write_images(struct rq_state *s)
 {
-	for (uint32_t i = 0; i < s->qs.count; i++) {
-		struct rq_block *b = &s->rb[i];
-		uint64_t len = s->qs.blocks[i].length;
-		int fd = open_out(s, b->file);
-
-		if (fd < 0)
+	for (uint32_t i = 0; i < s->qs.count; i++)
+		if (write_image(s, i))
 			return -1;
-		b->created = 1;
-		for (uint32_t c = 0; c < b->nchunks; c++) {
-			if (cli_cancelled()) {
-				snprintf(s->err, sizeof(s->err), "interrupted by %s while writing the "
-					 "images", cli_cancel_name());
-				close(fd);
-				return -1;
-			}
-			uint8_t *p = b->mem + ((uint64_t)c << RDMIG_CHUNK_SHIFT);
-			size_t n = (size_t)rq_chunk_len(len, c);
-			b->nonzero[c] = !rq_is_zero(p, n);
-			if (recv_write_all(fd, p, n)) {
-				snprintf(s->err, sizeof(s->err), "cannot write %.400s/%s: %s", s->a.out,
-					 b->file, strerror(errno));
-				close(fd);
-				return -1;
-			}
-		}
-		if (close(fd)) {
-			snprintf(s->err, sizeof(s->err), "cannot write %.400s/%s: %s", s->a.out, b->file,
-				 strerror(errno));
+	if (out_commit(&s->a.dir, &s->stream, s->err, sizeof(s->err)))
+		return -1;
+	for (uint32_t i = 0; i < s->qs.count; i++)
+		if (out_commit(&s->a.dir, &s->rb[i].img, s->err, sizeof(s->err)))
 			return -1;
-		}
-	}
 	return 0;
 }
 
@@ -471,8 +477,7 @@ static void cleanup(struct rq_state *s)
 	free(s->rows);
 	free(s->ph);
 	qs_free(&s->qs);
-	if (s->stream_fd >= 0)
-		close(s->stream_fd);
+	out_dir_close(&s->a.dir); /* the outputs were committed or discarded */
 }
 
 /* The migration failed or was interrupted: tell QEMU (best effort), record
@@ -501,20 +506,20 @@ int cmd_recv_qemu(int argc, char **argv)
 	struct rq_state s;
 	int ret;
 
+	static const char *const fixed[] = {"stream.bin", RQ_RECORD, NULL};
+
 	memset(&s, 0, sizeof(s));
-	s.stream_fd = -1;
 	s.page = sysconf(_SC_PAGESIZE);
 	if ((ret = parse_args(argc, argv, &s)))
 		return ret == 1 ? 0 : ret;
-	qs_init(&s.qs, s.a.max_total);
 	if (recv_prepare(&s.a.m.opts, s.err, sizeof(s.err)) ||
 	    (s.ramblocks && rq_load_ramblocks(&s)) ||
-	    cli_make_dir(s.a.out, s.err, sizeof(s.err)) ||
-	    (s.stream_fd = open_out(&s, "stream.bin")) < 0) {
+	    recv_open_out(&s.a, fixed, s.err, sizeof(s.err))) {
 		ret = cli_fail("recv", s.err);
 		cleanup(&s);
 		return ret;
 	}
+	qs_init(&s.qs, s.a.max_total);
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
 		ret = fail_migration(&s, ret);
 		cleanup(&s);
@@ -523,14 +528,13 @@ int cmd_recv_qemu(int argc, char **argv)
 	s.st.size = sizeof(s.st);
 	rdmig_dest_stats(s.dest, &s.st);
 	ret = 0;
-	if (write_images(&s)) {
+	if (write_images(&s) || rq_write_record(&s, NULL)) {
 		rq_write_record(&s, s.err);
 		remove_outputs(&s);
 		ret = cli_fail("recv", s.err);
 		if (cli_cancelled())
 			ret = cli_cancel_status();
 	} else {
-		rq_write_record(&s, NULL);
 		if (s.a.m.json)
 			print_json(&s);
 		else

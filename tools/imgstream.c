@@ -181,7 +181,7 @@ static int add_length(struct imgs_parser *p, uint64_t len)
 	struct imgs_block *b = &p->blocks[p->index];
 
 	/* total <= limit always holds, so limit - total cannot wrap */
-	if (len > p->limit - p->total)
+	if (len > p->limit - p->total && (p->over_limit = 1))
 		return fail(p, "block %u '%s' has length %llu: the total would exceed the limit "
 			    "of %llu bytes (%llu already)", p->index, b->name,
 			    (unsigned long long)len, (unsigned long long)p->limit,

@@ -74,6 +74,7 @@ struct imgs_parser {
 	struct imgs_block *blocks; /* count entries */
 	uint32_t count;
 	uint64_t total;            /* sum of the lengths */
+	int over_limit;            /* it failed because the total passed the limit */
 	/* internal */
 	uint64_t limit;
 	uint64_t offset;           /* stream bytes consumed */

@@ -293,7 +293,7 @@ static int ram_total(struct qs_parser *p, uint64_t word)
 			    RAM_SAVE_FLAG_MEM_SIZE);
 	if (total == 0)
 		return fail(p, "the source announces 0 bytes of RAM");
-	if (total > p->max_total)
+	if (total > p->max_total && (p->over_limit = 1))
 		return fail(p, "the source announces %llu bytes of RAM, above the limit of %llu",
 			    (unsigned long long)total, (unsigned long long)p->max_total);
 	p->total = total;

@@ -78,6 +78,7 @@ struct qs_parser {
 
 	/* ---- internal ---- */
 	uint64_t max_total;
+	int over_limit;     /* it failed because the RAM announced passed max_total */
 	int state, failed, footers, ram_seen, in_setup, config_seen, sections;
 	uint32_t section_id, section_type;
 	uint32_t blocks_cap, sub_kind;

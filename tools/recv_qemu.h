@@ -40,7 +40,7 @@ struct rq_block {
 	uint32_t *resident;
 	uint8_t *nonzero;      /* per chunk, after the migration */
 	char file[IMGS_FILE_NAME];
-	int created;           /* DIR/file was opened (to be removed on failure) */
+	struct out_file img;   /* DIR/file while it is written (outdir.h) */
 };
 
 /* A control phase: RAM_BLOCKS_REQUEST, or the registrations and COMPRESS
@@ -62,7 +62,7 @@ struct rq_state {
 	size_t nrows;
 	struct rq_block *rb;
 	struct rdmig_block *blocks;
-	int stream_fd;
+	struct out_file stream; /* DIR/stream.bin, from the first valid bytes on */
 	uint64_t stream_bytes;
 	struct rdmig_listener *l;
 	struct rdmig_conn *conn;
@@ -98,7 +98,8 @@ int rq_load_ramblocks(struct rq_state *s);
 int rq_add_phase(struct rq_state *s, int kind);
 /* Which chunks the pass PHASE touched (registered or compressed). */
 void rq_scan_touched(struct rq_state *s, uint32_t phase);
-/* DIR/record.txt; FAILURE (or NULL for success) goes in its last line. */
-void rq_write_record(struct rq_state *s, const char *failure);
+/* DIR/record.txt, written under a temporary name and then named (outdir.h);
+ * FAILURE (or NULL for success) goes in its last line.  -1 with s->err. */
+int rq_write_record(struct rq_state *s, const char *failure);
 
 #endif

@@ -6,6 +6,7 @@
  * `rdmig send --qemu-replay` to play it back.  The format is in
  * docs/qemu-stream.md; tools/replay_record.c reads it.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,14 +168,8 @@ static void record_phase(FILE *f, const struct rq_state *s, uint32_t i)
 
 /* DIR/record.txt: see docs/qemu-stream.md.  Written on failure too, as far
  * as the migration got. */
-void rq_write_record(struct rq_state *s, const char *failure)
+static void record_body(FILE *f, struct rq_state *s, const char *failure)
 {
-	char path[4096 + 16];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", s->a.out, RQ_RECORD);
-	if (!(f = fopen(path, "w")))
-		return;
 	fprintf(f, "rdmig-qemu-record 1\n");
 	fprintf(f, "machine %s\n", s->qs.machine[0] ? s->qs.machine : "-");
 	fprintf(f, "pin_all %d\n", s->pin_all);
@@ -207,6 +202,43 @@ void rq_write_record(struct rq_state *s, const char *failure)
 			fputc('\n', f);
 		}
 	}
-	fclose(f);
+}
+
+int rq_write_record(struct rq_state *s, const char *failure)
+{
+	struct out_file out;
+	char err[sizeof(s->err)];
+	FILE *f;
+	int bad;
+
+	if (out_create(&s->a.dir, &out, RQ_RECORD, err, sizeof(err)))
+		goto fail;
+	if (!(f = fdopen(out.fd, "w"))) {
+		snprintf(err, sizeof(err), "cannot write %.600s/" RQ_RECORD ": %s", s->a.out,
+			 strerror(errno));
+		out_discard(&s->a.dir, &out);
+		goto fail;
+	}
+	record_body(f, s, failure);
+	bad = ferror(f);
+	out.fd = -1; /* fclose closes it */
+	if (fclose(f) || bad) {
+		snprintf(err, sizeof(err), "cannot write %.600s/" RQ_RECORD ": %s", s->a.out,
+			 strerror(errno));
+		out_discard(&s->a.dir, &out);
+		goto fail;
+	}
+	if (out_commit(&s->a.dir, &out, err, sizeof(err))) {
+		out_discard(&s->a.dir, &out);
+		goto fail;
+	}
+	return 0;
+fail:
+	/* a failure's own message is already in s->err: keep it */
+	if (!failure)
+		snprintf(s->err, sizeof(s->err), "%s", err);
+	else
+		fprintf(stderr, "recv: %s\n", err);
+	return -1;
 }
 

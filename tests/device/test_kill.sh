@@ -105,12 +105,13 @@ migrate_bg() {
 	bg "s$n" -- send --to "$IP:$((PORT + n % 490))" "$@" "$IMG"
 }
 
-# wait_header N: until recv has the stream header (stream.bin not empty),
-# that is the migration is under way; 1 if either side ended first.
+# wait_header N: until recv has the stream header (the temporary file of
+# stream.bin is not empty: recv writes only valid stream bytes), that is the
+# migration is under way; 1 if either side ended first.
 wait_header() {
-	local n=$1 i
+	local n=$1 i f
 	for ((i = 0; i < 6000; i++)); do
-		[ -s "$WORK/out$1/stream.bin" ] && return 0
+		for f in "$WORK/out$1"/.rdmig-*.stream.bin; do [ -s "$f" ] && return 0; done
 		ended "s$n" || ended "r$n" && return 1
 		nap 0.01
 	done

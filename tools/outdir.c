@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* outdir.c - recv's output files in --out DIR (the rules are in outdir.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+#include "cli.h"
+#include "outdir.h"
+
+/* Who may plant files in DIR?  Its owner, if that is neither us nor root,
+ * and its group and others when they may write and the sticky bit does not
+ * stop them from replacing our files. */
+static int check_owner(const struct out_dir *d, const struct stat *st, char *err, size_t errlen)
+{
+	if (st->st_uid != geteuid() && st->st_uid != 0) {
+		snprintf(err, errlen, "--out %.600s is owned by uid %u, neither you (uid %u) nor "
+			 "root: its owner could plant links under the outputs' names; use a "
+			 "directory of your own, or --force", d->path, (unsigned)st->st_uid,
+			 (unsigned)geteuid());
+		return -1;
+	}
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX)) {
+		snprintf(err, errlen, "--out %.600s is writable by %s without the sticky bit: they "
+			 "could replace the outputs; chmod go-w (or +t) it, or give --force",
+			 d->path, (st->st_mode & S_IWOTH) ? "everyone" : "its group");
+		return -1;
+	}
+	return 0;
+}
+
+int out_dir_open(struct out_dir *d, const char *path, bool force, char *err, size_t errlen)
+{
+	struct stat st;
+
+	d->path = path;
+	d->force = force;
+	d->fd = -1;
+	if (cli_make_dir(path, err, errlen))
+		return -1;
+	if ((d->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(d->fd, &st)) {
+		snprintf(err, errlen, "cannot open --out %.600s: %s", path, strerror(errno));
+		return -1;
+	}
+	return force ? 0 : check_owner(d, &st, err, errlen);
+}
+
+void out_dir_close(struct out_dir *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+}
+
+uint64_t out_dir_free(const struct out_dir *d)
+{
+	struct statvfs v;
+
+	if (d->fd < 0 || fstatvfs(d->fd, &v))
+		return UINT64_MAX;
+	return (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+}
+
+static const char *kind_of(mode_t m)
+{
+	return S_ISLNK(m) ? "a symlink" : S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory" :
+	       S_ISREG(m) ? "a file" : "a special file";
+}
+
+int out_check_new(const struct out_dir *d, const char *name, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "cannot look at %.600s/%s: %s", d->path, name, strerror(errno));
+		return -1;
+	}
+	if (d->force && !S_ISDIR(st.st_mode))
+		return 0; /* replaced by rename once the output is verified */
+	snprintf(err, errlen, "%.600s/%s exists (%s): recv never overwrites what it did not "
+		 "create in this run; remove it%s", d->path, name, kind_of(st.st_mode),
+		 S_ISDIR(st.st_mode) ? "" : ", or give --force to replace it");
+	return -1;
+}
+
+int out_create(struct out_dir *d, struct out_file *f, const char *name, char *err, size_t errlen)
+{
+	static unsigned serial;
+
+	f->fd = -1;
+	f->state = OUT_NONE;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	/* a name someone planted is skipped: O_EXCL never opens what exists */
+	for (int tries = 0; tries < 100 && f->fd < 0; tries++) {
+		snprintf(f->tmp, sizeof(f->tmp), ".rdmig-%ld-%u.%s", (long)getpid(), serial++, name);
+		f->fd = openat(d->fd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			       0644);
+		if (f->fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (f->fd < 0) {
+		snprintf(err, errlen, "cannot create %.600s/%s: %s", d->path, f->tmp, strerror(errno));
+		return -1;
+	}
+	f->state = OUT_TEMP;
+	return 0;
+}
+
+int out_commit(struct out_dir *d, struct out_file *f, char *err, size_t errlen)
+{
+	int r;
+
+	if (f->state == OUT_TEMP && f->fd >= 0) {
+		r = close(f->fd);
+		f->fd = -1;
+		if (r) {
+			snprintf(err, errlen, "cannot write %.600s/%s: %s", d->path, f->name,
+				 strerror(errno));
+			return -1;
+		}
+	}
+	if (f->state != OUT_TEMP)
+		return 0;
+	/* link fails if the name exists (planted since the check); rename,
+	 * only with --force, replaces the name itself, never what it links to */
+	if (d->force)
+		r = renameat(d->fd, f->tmp, d->fd, f->name);
+	else
+		r = linkat(d->fd, f->tmp, d->fd, f->name, 0);
+	if (r) {
+		int e = errno;
+		/* planted meanwhile: say what is there, as the early check would */
+		if (e != EEXIST || !out_check_new(d, f->name, err, errlen))
+			snprintf(err, errlen, "cannot name %.600s/%s: %s", d->path, f->name,
+				 strerror(e));
+		return -1;
+	}
+	if (!d->force)
+		unlinkat(d->fd, f->tmp, 0);
+	f->state = d->force ? OUT_RENAMED : OUT_LINKED;
+	return 0;
+}
+
+void out_discard(struct out_dir *d, struct out_file *f)
+{
+	if (f->state == OUT_TEMP && f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	if (f->state == OUT_TEMP)
+		unlinkat(d->fd, f->tmp, 0);
+	else if (f->state == OUT_LINKED)
+		unlinkat(d->fd, f->name, 0); /* new in this run: nothing was replaced */
+	f->state = OUT_NONE;
+}
+
+bool out_is_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	return n == 0 || (c[0] == 0 && !memcmp(c, c + 1, n - 1));
+}
+
+int out_write_chunk(struct out_file *f, uint64_t off, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	if (out_is_zero(p, n))
+		return 0; /* a hole: out_set_size makes the file long enough */
+	while (n > 0) {
+		ssize_t w = pwrite(f->fd, c, n, (off_t)off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		off += (uint64_t)w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int out_set_size(struct out_file *f, uint64_t size)
+{
+	return ftruncate(f->fd, (off_t)size);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * outdir.h - the output files of `rdmig recv` and `recv --qemu` in --out DIR
+ * (issue 15 item 2).  Whoever else can write into DIR may have planted a
+ * symlink, a FIFO or a file under an output's name; the rules below make
+ * that harmless:
+ *
+ *  - DIR is opened once (O_DIRECTORY) and every output is created relative
+ *    to that descriptor, under a temporary name (".rdmig-PID-N.NAME") with
+ *    O_CREAT | O_EXCL | O_NOFOLLOW: always a new regular file, never a link
+ *    followed, a FIFO opened or a file truncated;
+ *  - only a verified result gets its real name: linkat(2), which fails if
+ *    the name exists, or with --force renameat(2), which replaces the name
+ *    (a planted symlink is replaced, not followed);
+ *  - a failed run unlinks its temporary files, nothing else;
+ *  - DIR must be owned by the running user or root and not writable by
+ *    group or others unless sticky (--force accepts it anyway).
+ */
+#ifndef RDMIG_OUTDIR_H
+#define RDMIG_OUTDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define OUT_NAME 256 /* NAME_MAX + 1: the longest output name */
+
+struct out_dir {
+	const char *path; /* as given, for messages */
+	int fd;           /* O_DIRECTORY descriptor of DIR, -1 when closed */
+	bool force;       /* existing outputs are replaced (by rename) */
+};
+
+enum { OUT_NONE, OUT_TEMP, OUT_LINKED, OUT_RENAMED };
+struct out_file {
+	char name[OUT_NAME];      /* the final name in DIR */
+	char tmp[OUT_NAME + 40];  /* the temporary name while OUT_TEMP */
+	int fd;                   /* open while OUT_TEMP (meaningless otherwise) */
+	int state;                /* OUT_*; a zeroed out_file is OUT_NONE */
+};
+
+/* mkdir -p DIR, open it and check who may write into it; -1 with err. */
+int out_dir_open(struct out_dir *d, const char *path, bool force, char *err, size_t errlen);
+void out_dir_close(struct out_dir *d);
+/* The bytes DIR's file system has free for the unprivileged (UINT64_MAX
+ * when it cannot say). */
+uint64_t out_dir_free(const struct out_dir *d);
+
+/* Is NAME free in DIR (or may --force replace it)?  -1 with err if not. */
+int out_check_new(const struct out_dir *d, const char *name, char *err, size_t errlen);
+/* Create the temporary file of output NAME; f->fd is open for writing. */
+int out_create(struct out_dir *d, struct out_file *f, const char *name, char *err, size_t errlen);
+/* Close f and give it its real name; -1 with err (the temporary stays
+ * until out_discard). */
+int out_commit(struct out_dir *d, struct out_file *f, char *err, size_t errlen);
+/* A failed run: close f and remove what this run created under its names
+ * (the temporary file; a committed file that replaced nothing). */
+void out_discard(struct out_dir *d, struct out_file *f);
+
+/* Write N bytes of a chunk at offset OFF of f, unless they are all zero:
+ * images are sparse, the holes read as zeros.  0, or -1 with errno. */
+int out_write_chunk(struct out_file *f, uint64_t off, const void *p, size_t n);
+/* The file's final size (the holes at its end included); 0 or -1, errno. */
+int out_set_size(struct out_file *f, uint64_t size);
+bool out_is_zero(const void *p, size_t n);
+
+#endif
