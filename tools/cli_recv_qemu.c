@@ -271,10 +271,8 @@ static int on_blocks_needed(struct rq_state *s)
 
 static int on_iteration(struct rq_state *s)
 {
-	if (rq_add_phase(s, PH_REGISTRATION))
+	if (rq_end_pass(s))
 		return -1;
-	if (!s->pin_all)
-		rq_scan_touched(s, (uint32_t)(s->nph - 1));
 	if (s->a.m.verbose)
 		fprintf(stderr, "recv: REGISTER_FINISHED at stream offset %" PRIu64 ": %" PRIu64
 			" registrations, %" PRIu64 " COMPRESS\n", s->stream_bytes,

@@ -20,6 +20,10 @@
  * anything this large is not a migration we understand. */
 #define RQ_MAX_STREAM (1ull << 30)
 #define RQ_RECORD "record.txt"
+/* QEMU sends one REGISTER_FINISHED per iteration: a few with rdma-pin-all,
+ * tens for a live guest that dirties memory (the interop tests' live and
+ * killed modes).  Far more is a source that only wants the record to grow. */
+#define RQ_MAX_PHASES 100000u
 
 /* One row of `info ramblock`. */
 struct rq_ramblock {
@@ -52,6 +56,7 @@ struct rq_phase {
 	uint64_t offset;   /* stream bytes received before it */
 	uint64_t hook;     /* the offset just past the stream's latest HOOK word, 0 if none */
 	uint64_t register_requests, compress, unregister, chunks_registered, bytes_compressed;
+	int scanned;       /* rq_scan_touched looked at this pass's chunks */
 };
 
 struct rq_state {
@@ -96,8 +101,9 @@ int rq_load_ramblocks(struct rq_state *s);
 /* recv_qemu_record.c */
 /* A new control phase of KIND begins (the counters so far close the last). */
 int rq_add_phase(struct rq_state *s, int kind);
-/* Which chunks the pass PHASE touched (registered or compressed). */
-void rq_scan_touched(struct rq_state *s, uint32_t phase);
+/* REGISTER_FINISHED: close the pass as a phase and find the chunks it
+ * touched; -1 with s->err beyond RQ_MAX_PHASES. */
+int rq_end_pass(struct rq_state *s);
 /* DIR/record.txt, written under a temporary name and then named (outdir.h);
  * FAILURE (or NULL for success) goes in its last line.  -1 with s->err. */
 int rq_write_record(struct rq_state *s, const char *failure);

@@ -22,6 +22,11 @@ int rq_add_phase(struct rq_state *s, int kind)
 	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	struct rq_phase *p;
 
+	if (s->nph >= RQ_MAX_PHASES) {
+		snprintf(s->err, sizeof(s->err), "the source ended more than %u registration passes "
+			 "(REGISTER_FINISHED); QEMU sends one per iteration: refused", RQ_MAX_PHASES);
+		return -1;
+	}
 	if (s->nph == s->phcap) {
 		size_t cap = s->phcap ? s->phcap * 2 : 16;
 		struct rq_phase *n = realloc(s->ph, cap * sizeof(*n));
@@ -64,7 +69,7 @@ int rq_add_phase(struct rq_state *s, int kind)
  * their number grew, so that looking makes nothing resident.  With PIN_ALL
  * every chunk is registered at RAM_BLOCKS_REQUEST and nothing is tracked.
  */
-void rq_scan_touched(struct rq_state *s, uint32_t phase)
+static void scan_touched(struct rq_state *s, uint32_t phase)
 {
 	size_t ppc = (size_t)(RDMIG_CHUNK_SIZE / (uint64_t)s->page);
 	unsigned char *vec = malloc(ppc);
@@ -80,7 +85,9 @@ void rq_scan_touched(struct rq_state *s, uint32_t phase)
 			uint32_t resident = 0;
 			int data = 0;
 
-			if (b->data_phase[c] || mincore(base, (size_t)n, vec))
+			/* known to hold data, or wholly resident: nothing can change */
+			if (b->data_phase[c] || b->resident[c] == pages ||
+			    mincore(base, (size_t)n, vec))
 				continue;
 			for (size_t pg = 0; pg < pages; pg++)
 				resident += vec[pg] & 1;
@@ -100,6 +107,26 @@ void rq_scan_touched(struct rq_state *s, uint32_t phase)
 		}
 	}
 	free(vec);
+}
+
+/*
+ * Only a pass that registered or compressed something can have made memory
+ * resident (a registration inside a registered region pins nothing new, and
+ * RDMA writes land in pinned pages): the others are not scanned, so that a
+ * source sending bare REGISTER_FINISHED costs no pass over all of RAM.
+ */
+int rq_end_pass(struct rq_state *s)
+{
+	struct rq_phase *p;
+
+	if (rq_add_phase(s, PH_REGISTRATION))
+		return -1;
+	p = &s->ph[s->nph - 1];
+	if (!s->pin_all && (p->register_requests || p->compress)) {
+		scan_touched(s, (uint32_t)(s->nph - 1));
+		p->scanned = 1;
+	}
+	return 0;
 }
 
 /* "0-15,24,30-31" of the chunks where pick(b, c) holds, or "-". */
@@ -152,7 +179,7 @@ static void record_phase(FILE *f, const struct rq_state *s, uint32_t i)
 		PRIu64 " compress=%" PRIu64 " unregister=%" PRIu64 " chunks_registered=%" PRIu64
 		" bytes_compressed=%" PRIu64 " t=%.6f\n", i, p->offset, p->hook, p->register_requests,
 		p->compress, p->unregister, p->chunks_registered, p->bytes_compressed, p->t);
-	for (uint32_t b = 0; b < s->qs.count; b++) {
+	for (uint32_t b = 0; p->scanned && b < s->qs.count; b++) {
 		int any = 0;
 		for (uint32_t c = 0; c < s->rb[b].nchunks && !any; c++)
 			any = s->rb[b].data_phase[c] == i || s->rb[b].zero_phase[c] == i;
