@@ -16,10 +16,12 @@
 # many control messages went inline and how many were copied.
 # Writes OUT/qemu_ab.json (one row per run) and lines in the summary.
 #
-# Knobs: RDMIG_BENCH_AB_MIB (256), RDMIG_BENCH_AB_ROUNDS (3).
+# Knobs: RDMIG_BENCH_AB_MIB (256), RDMIG_BENCH_AB_ROUNDS (3),
+# RDMIG_BENCH_AB_VMS ("stopped live").
 
 AB_MIB=${RDMIG_BENCH_AB_MIB:-256}
 AB_ROUNDS=${RDMIG_BENCH_AB_ROUNDS:-3}
+AB_VMS=${RDMIG_BENCH_AB_VMS:-stopped live}
 
 # ab_qemu TAG FLAVOUR MIB ARGS...: a QEMU of FLAVOUR (stock|inline|off), QMP
 # on $DATA/TAG.qmp, trace (patched flavours) in $OUT/TAG.trace; sets QPID
@@ -51,7 +53,7 @@ ab_granted() {
 
 # ab_run DEV IP FLAVOUR REG KIND ROUND: one migration; KIND stopped|live
 ab_run() {
-	local dev=$1 ip=$2 flavour=$3 reg=$4 kind=$5 round=$6 tag spid dpid mrc mib src=() j
+	local dev=$1 ip=$2 flavour=$3 reg=$4 kind=$5 round=$6 tag spid dpid mrc mib src=() dst=() j
 	tag=ab_${kind}_${dev}_${reg}_${flavour}_$round
 	if [ "$kind" = stopped ]; then
 		mib=$AB_MIB
@@ -61,8 +63,10 @@ ab_run() {
 		cp "$DATA/ab-live.ram" "$DATA/ab-live-run.ram"
 		src=(-kernel "$DATA/dirtier.elf" -serial "file:$DATA/$tag.serial"
 			-object "memory-backend-file,id=pc.ram,size=${mib}M,mem-path=$DATA/ab-live-run.ram,share=on")
+		# the same machine on both sides, serial port included
+		dst=(-kernel "$DATA/dirtier.elf" -serial "file:$DATA/$tag-dst.serial")
 	fi
-	ab_qemu "$tag-dst" "$flavour" "$mib" -S -incoming "rdma:$ip:$PORT" \
+	ab_qemu "$tag-dst" "$flavour" "$mib" -S -incoming "rdma:$ip:$PORT" "${dst[@]}" \
 		-object "memory-backend-ram,id=pc.ram,size=${mib}M"
 	dpid=$QPID
 	ab_qemu "$tag-src" "$flavour" "$mib" "${src[@]}"
@@ -117,7 +121,7 @@ qemu_ab() {
 	echo '{"ab_mib": '"$AB_MIB"', "rounds": '"$AB_ROUNDS"', "runs": [' >"$OUT/qemu_ab.json"
 	for dev in $DEVICES; do
 		ip=$(dev_ip "$dev")
-		for kind in stopped live; do
+		for kind in $AB_VMS; do
 			for reg in dynamic pin-all; do
 				for ((round = 1; round <= AB_ROUNDS; round++)); do
 					for flavour in stock inline off; do
