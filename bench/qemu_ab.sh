@@ -44,7 +44,12 @@ ab_qemu() {
 }
 
 # ab_count TRACE inline|copy: control messages that took that path
-ab_count() { grep -c "qemu_rdma_post_send_control_$2 " "$1" 2>/dev/null || echo 0; }
+# (grep -c prints 0 itself when nothing matches, and nothing for a missing file)
+ab_count() {
+	local n
+	n=$(grep -c "qemu_rdma_post_send_control_$2 " "$1" 2>/dev/null)
+	echo "${n:-0}"
+}
 # ab_granted TRACE: "asked/written back/granted/tries" of the QP
 ab_granted() {
 	sed -n 's/.*qemu_rdma_alloc_qp_inline inline data asked \([0-9]*\) written back \([0-9]*\) granted \([0-9]*\) tries \([0-9]*\).*/\1\/\2\/\3\/\4/p' \
