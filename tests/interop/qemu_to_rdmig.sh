@@ -549,19 +549,36 @@ replay_refused() {
 
 # replay_interrupted TAG PORT: SIGTERM while a replay runs: rdmig tells
 # QEMU (ERROR) and exits 143 with one line saying so; QEMU's destination
-# gives the migration up at once (QEMU 7.2 then exits with status 1)
-# instead of waiting for a peer that is gone.
+# gives the migration up at once (QEMU 7.2 and 10.0.2 then exit with status
+# 1) instead of waiting for a peer that is gone.  rdmig is stopped (SIGSTOP)
+# as soon as QEMU reports the migration active, and signalled only if QEMU
+# still does then: a replay that finished first (64 MiB take seconds) would
+# leave a destination with nothing to give up, so that attempt is made
+# again, on the next port (three at most).
 replay_interrupted() {
-	local tag=$1 port=$2 rpid ipid st rc lines t0 gone=no
-	qemu_vm "$tag-int" -object "memory-backend-ram,id=pc.ram,size=${MEM_MIB}M" -S \
-		-incoming "rdma:$IP:$port"
-	ipid=$QPID
-	# no `timeout` around rdmig: the signal must reach rdmig itself
-	"$RDMIG" send --qemu-replay "$WORK/$tag.out" --to "$IP:$port" --timeout 20 \
-		>/dev/null 2>"$WORK/$tag.int.err" </dev/null &
-	rpid=$!
-	st=$(qmp "$WORK/$tag-int.qmp" active 60)
+	local tag=$1 port=$2 rpid ipid st rc lines t0 gone=no attempt
+	for attempt in 1 2 3; do
+		qemu_vm "$tag-int" -object "memory-backend-ram,id=pc.ram,size=${MEM_MIB}M" -S \
+			-incoming "rdma:$IP:$port"
+		ipid=$QPID
+		# no `timeout` around rdmig: the signal must reach rdmig itself
+		"$RDMIG" send --qemu-replay "$WORK/$tag.out" --to "$IP:$port" --timeout 20 \
+			>/dev/null 2>"$WORK/$tag.int.err" </dev/null &
+		rpid=$!
+		st=$(qmp "$WORK/$tag-int.qmp" active 60)
+		kill -STOP "$rpid"
+		qmp "$WORK/$tag-int.qmp" query-migrate >"$WORK/$tag.int.query" 2>&1
+		st=$(json_str "$WORK/$tag.int.query" status)
+		[ "$st" = active ] && break
+		echo "# $tag: the replay was $st before it could be interrupted (attempt $attempt): once more"
+		kill -KILL "$rpid" 2>/dev/null
+		wait "$rpid" 2>/dev/null
+		kill "$ipid" 2>/dev/null
+		wait "$ipid" 2>/dev/null
+		port=$((port + 1 + attempt))
+	done
 	kill -TERM "$rpid"
+	kill -CONT "$rpid"
 	# a watchdog, so that a hang fails the check instead of the test
 	(sleep 60; kill -KILL "$rpid" 2>/dev/null) &
 	local dog=$!
