@@ -17,6 +17,8 @@
 #     pin_all     patched -> patched, the rdma-pin-all capability
 #     to_stock    patched -> stock, dynamic
 #     from_stock  stock -> patched, dynamic
+#     to_stock_pin_all, from_stock_pin_all
+#                 the same with the rdma-pin-all capability
 #     off         patched -> patched with -global migration.x-rdma-inline=off
 #                 on both sides: nothing may go inline
 #     ladder      a device (an LD_PRELOAD shim) that refuses more than 20
@@ -62,7 +64,7 @@ MEM_MIB=64
 . "$HERE/../lib/check.sh"
 device_ip "$DEVICE" interop
 case $MODE in
-all | dynamic | pin_all | to_stock | from_stock | off | ladder | live) ;;
+all | dynamic | pin_all | to_stock | from_stock | to_stock_pin_all | from_stock_pin_all | off | ladder | live) ;;
 *) echo "FAIL - unknown mode '$MODE'"; exit 1 ;;
 esac
 
@@ -356,6 +358,8 @@ want dynamic && run "p2p-$DEVICE" patched patched dynamic on
 want pin_all && run "p2p-pin-all-$DEVICE" patched patched pin_all on
 want to_stock && run "p2stock-$DEVICE" patched stock dynamic on
 want from_stock && run "stock2p-$DEVICE" stock patched dynamic on
+want to_stock_pin_all && run "p2stock-pin-all-$DEVICE" patched stock pin_all on
+want from_stock_pin_all && run "stock2p-pin-all-$DEVICE" stock patched pin_all on
 want off && run "off-$DEVICE" patched patched dynamic off
 want ladder && mode_ladder
 want live && mode_live
