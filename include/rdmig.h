@@ -270,6 +270,14 @@ struct rdmig_opts {
 	 * signal handler may set it.  Reset it to 0 to wait again, e.g. to
 	 * tell the peer with rdmig_send_error before closing. */
 	const volatile sig_atomic_t *cancel;
+	/* Registration chunk of the migration engine, in bytes: a power of two
+	 * from RDMIG_CHUNK_SIZE_MIN (1 MiB) to RDMIG_CHUNK_SIZE_MAX (1 GiB);
+	 * 0 or the default: RDMIG_CHUNK_SIZE (1 MiB, what QEMU uses unless its
+	 * x-rdma-chunk-size parameter says otherwise).  Both sides must use the
+	 * same value: it numbers the chunks of REGISTER_REQUEST and
+	 * UNREGISTER_REQUEST and bounds every dynamic registration and
+	 * COMPRESS range (see "migration engine" below).  Added in 0.2. */
+	uint64_t chunk_size;
 };
 
 /*
@@ -401,14 +409,22 @@ void rdmig_conn_counters(const struct rdmig_conn *c, struct rdmig_counters *out)
  * to send; on the destination, the memory to receive into (allocated by the
  * caller, zero-filled for a first iteration).  offset is the block's place
  * in the side's RAM offset space (0 = let the library lay blocks out).
- * Registration works in 1 MiB chunks of a block:
+ * Registration works in chunks of a block, of opts.chunk_size bytes
+ * (C = 2^k, 1 MiB by default, as QEMU's x-rdma-chunk-size):
  *
- *   block:  |<-- chunk 0 (1 MiB) -->|<-- chunk 1 -->| ... |<- last ->|
- *           host                                               host+length
- *   chunk of an address a = (a - host) >> 20; the last chunk may be short.
+ *   block:  |<-- chunk 0 (C bytes) -->|<-- chunk 1 -->| ... |<- last ->|
+ *           host                                                host+length
+ *   chunk of an address a = (a - host) >> k; the last chunk may be short.
+ *
+ * RDMIG_CHUNK_SHIFT and RDMIG_CHUNK_SIZE name the default (1 MiB).
  */
 #define RDMIG_CHUNK_SHIFT 20
 #define RDMIG_CHUNK_SIZE (1ull << RDMIG_CHUNK_SHIFT)
+#define RDMIG_CHUNK_SIZE_MIN RDMIG_CHUNK_SIZE
+#define RDMIG_CHUNK_SIZE_MAX (1ull << 30)
+/* Whether v is a valid chunk size (0 is not: it only means "default"). */
+#define RDMIG_CHUNK_SIZE_VALID(v) \
+	((v) >= RDMIG_CHUNK_SIZE_MIN && (v) <= RDMIG_CHUNK_SIZE_MAX && !((v) & ((v) - 1)))
 #define RDMIG_MAX_MERGE (2ull << 20) /* the longest single RDMA WRITE */
 
 struct rdmig_block {
@@ -485,8 +501,14 @@ struct rdmig_event {
 	size_t len;
 };
 
-/* Destination: wrap an accepted connection (it must outlive the dest). */
+/* Destination: wrap an accepted connection (it must outlive the dest).
+ * Its chunk size is the connection's (opts.chunk_size). */
 int rdmig_dest_create(struct rdmig_conn *c, struct rdmig_dest **out);
+/* Change the destination's chunk size (see rdmig_opts.chunk_size; 0 = the
+ * default) once it is known, e.g. from the source's own stream: only before
+ * rdmig_dest_set_blocks (RDMIG_ESTATE after), RDMIG_EINVAL for a value that
+ * is not a power of two from 1 MiB to 1 GiB.  Added in 0.2 (RDMIG_0.2). */
+int rdmig_dest_set_chunk_size(struct rdmig_dest *d, uint64_t chunk_size);
 /* The blocks to receive into, in the source's order (count and lengths
  * must match the source's).  Offsets of 0 are laid out by the library.
  * May be called before the source asks, or on RDMIG_EV_BLOCKS_NEEDED. */

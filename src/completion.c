@@ -78,11 +78,20 @@ static int completion_failed(struct rdmig_conn *c, const struct ibv_wc *wc)
 				   "the peer sent ERROR (then our %s failed: %s)", wrid_kind_name(k),
 				   ibv_wc_status_str(wc->status));
 	}
-	if (k == WRID_WRITE)
+	if (k == WRID_WRITE) {
+		/* With dynamic registration a write outside what the destination
+		 * registered for its chunk is a remote access error: the likely
+		 * cause is a destination with a smaller chunk size than ours. */
+		char hint[96] = "";
+		if (wc->status == IBV_WC_REM_ACCESS_ERR && !(c->caps.flags & RDMIG_CAP_PIN_ALL))
+			snprintf(hint, sizeof(hint),
+				 "; a chunk-size mismatch? this side uses %llu-byte chunks",
+				 (unsigned long long)c->opts.chunk_size);
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ECOMPLETION,
-				   "RDMA write of block %u chunk %u failed: %s (vendor error 0x%x)",
+				   "RDMA write of block %u chunk %u failed: %s (vendor error 0x%x)%s",
 				   wrid_block(wc->wr_id), wrid_chunk(wc->wr_id),
-				   ibv_wc_status_str(wc->status), wc->vendor_err);
+				   ibv_wc_status_str(wc->status), wc->vendor_err, hint);
+	}
 	return rdmig__fail(&c->opts, c->errmsg, RDMIG_ECOMPLETION, "%s failed: %s (vendor error 0x%x)",
 			   wrid_kind_name(k), ibv_wc_status_str(wc->status), wc->vendor_err);
 }

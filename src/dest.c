@@ -44,6 +44,7 @@ struct rdmig_dest {
 	bool have_blocks;
 	bool blocks_sent;     /* RAM_BLOCKS_RESULT went out */
 	bool blocks_pending;  /* RAM_BLOCKS_REQUEST waits for set_blocks */
+	unsigned shift;       /* chunks of 2^shift bytes (opts.chunk_size) */
 	struct ibv_mr **mrs;  /* every chunk MR we own */
 	size_t nmrs, mrs_cap;
 	uint8_t *scratch;     /* replies: up to 4096 records */
@@ -72,7 +73,26 @@ int rdmig_dest_create(struct rdmig_conn *c, struct rdmig_dest **out)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM, "cannot allocate the destination");
 	}
 	d->c = c;
+	d->shift = engine_chunk_shift(c->opts.chunk_size);
 	*out = d;
+	return 0;
+}
+
+int rdmig_dest_set_chunk_size(struct rdmig_dest *d, uint64_t chunk_size)
+{
+	if (!d)
+		return RDMIG_EINVAL;
+	if (!chunk_size)
+		chunk_size = RDMIG_CHUNK_SIZE;
+	if (!RDMIG_CHUNK_SIZE_VALID(chunk_size))
+		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_EINVAL,
+				   "chunk size %llu bytes: a power of two from 1 MiB to 1 GiB",
+				   (unsigned long long)chunk_size);
+	/* the blocks' chunk bookkeeping is laid out in set_blocks */
+	if (d->have_blocks)
+		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ESTATE,
+				   "the chunk size is set before the blocks");
+	d->shift = engine_chunk_shift(chunk_size);
 	return 0;
 }
 
@@ -117,7 +137,7 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
 	if (d->have_blocks)
 		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ESTATE,
 				   "the destination's blocks are already set");
-	ret = rdmig__engine_check_blocks(d->c, blocks, nblocks);
+	ret = rdmig__engine_check_blocks(d->c, blocks, nblocks, d->shift);
 	if (ret)
 		return ret;
 	d->blocks = calloc(nblocks ? nblocks : 1, sizeof(*d->blocks));
@@ -129,11 +149,11 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
 		b->name = strdup(blocks[i].name ? blocks[i].name : "");
 		b->host = blocks[i].host;
 		b->length = blocks[i].length;
-		b->nchunks = engine_chunk_count(b->length);
+		b->nchunks = engine_chunk_count(b->length, d->shift);
 		b->chunk_mr = calloc(b->nchunks ? b->nchunks : 1, sizeof(*b->chunk_mr));
 		/* Lay blocks out one after another, chunk-aligned, unless given. */
 		b->offset = blocks[i].offset ? blocks[i].offset : next_offset;
-		next_offset = engine_align_chunk(b->offset + b->length);
+		next_offset = engine_align_chunk(b->offset + b->length, d->shift);
 		if (!b->name || !b->chunk_mr) {
 			free_blocks(d);
 			return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ENOMEM, "out of memory");
@@ -251,8 +271,8 @@ static uint32_t first_registered(const struct dst_block *b, uint32_t first, uint
 static int register_chunks(struct dst_block *b, struct rdmig_dest *d, uint32_t rec,
 			   uint32_t first, uint32_t count, uint32_t *rkey)
 {
-	uint64_t start = (uint64_t)first << RDMIG_CHUNK_SHIFT;
-	uint64_t end = (uint64_t)(first + count) << RDMIG_CHUNK_SHIFT;
+	uint64_t start = (uint64_t)first << d->shift;
+	uint64_t end = (uint64_t)(first + count) << d->shift;
 	struct ibv_mr *mr;
 	uint32_t taken;
 
@@ -311,13 +331,14 @@ static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in,
 				    r.block_index, b->name, (unsigned long long)b->offset,
 				    (unsigned long long)b->length);
 	rel = r.key - b->offset;
-	chunk = (uint32_t)(rel >> RDMIG_CHUNK_SHIFT);
+	chunk = (uint32_t)(rel >> d->shift);
 	/* chunks counts the chunks AFTER the first (QEMU: 0 = one chunk) */
 	if (r.chunks >= b->nchunks - chunk)
 		return rdmig__engine_abort(d->c, RDMIG_ERANGE,
 				    "REGISTER_REQUEST record %u: chunk %u plus %llu more of block "
-				    "%u, which has %u", rec, chunk, (unsigned long long)r.chunks,
-				    r.block_index, b->nchunks);
+				    "%u, which has %u of %llu bytes (a chunk-size mismatch?)", rec,
+				    chunk, (unsigned long long)r.chunks, r.block_index, b->nchunks,
+				    1ull << d->shift);
 	ret = register_chunks(b, d, rec, chunk, (uint32_t)r.chunks + 1, &res.rkey);
 	if (ret)
 		return ret;
@@ -358,10 +379,11 @@ static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
 		if (r.key >= b->nchunks)
 			return rdmig__engine_abort(d->c, RDMIG_ERANGE,
 					    "UNREGISTER_REQUEST record %u: chunk %llu of block %u, "
-					    "which has %u", i, (unsigned long long)r.key,
-					    r.block_index, b->nchunks);
+					    "which has %u of %llu bytes (a chunk-size mismatch?)", i,
+					    (unsigned long long)r.key, r.block_index, b->nchunks,
+					    1ull << d->shift);
 		mr = b->chunk_mr[r.key];
-		if (mr && mr->length == engine_chunk_len(b->length, (uint32_t)r.key)) {
+		if (mr && mr->length == engine_chunk_len(b->length, (uint32_t)r.key, d->shift)) {
 			for (size_t k = 0; k < d->nmrs; k++)
 				if (d->mrs[k] == mr)
 					d->mrs[k] = d->mrs[--d->nmrs];

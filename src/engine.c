@@ -11,7 +11,8 @@
 /* Blocks per side: the most a RAM_BLOCKS_RESULT can describe in one message. */
 #define ENGINE_MAX_BLOCKS RDMIG_MAX_REPEAT
 
-int rdmig__engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n)
+int rdmig__engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n,
+				unsigned shift)
 {
 	if (!c->established)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE, "the connection is not established");
@@ -25,7 +26,7 @@ int rdmig__engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *b
 					   "block %zu (%s) has %llu bytes and no memory", i,
 					   b->name ? b->name : "?", (unsigned long long)b->length);
 		/* a chunk number must fit the 32 bits of our bookkeeping */
-		if (b->length > ((uint64_t)UINT32_MAX << RDMIG_CHUNK_SHIFT))
+		if (b->length > ((uint64_t)UINT32_MAX << shift))
 			return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
 					   "block %zu is too large (%llu bytes)", i,
 					   (unsigned long long)b->length);

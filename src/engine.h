@@ -7,26 +7,37 @@
 #include <stddef.h>
 #include "conn.h"
 
-/* Chunks of a block of len bytes (the last may be short). */
-static inline uint32_t engine_chunk_count(uint64_t len)
+/*
+ * Chunks are 2^shift bytes (rdmig_opts.chunk_size: shift 20 to 30, as
+ * QEMU's x-rdma-chunk-size); each engine keeps its shift.
+ */
+static inline unsigned engine_chunk_shift(uint64_t chunk_size)
 {
-	return (uint32_t)((len + RDMIG_CHUNK_SIZE - 1) >> RDMIG_CHUNK_SHIFT);
+	return (unsigned)__builtin_ctzll(chunk_size);
+}
+
+/* Chunks of a block of len bytes (the last may be short). */
+static inline uint32_t engine_chunk_count(uint64_t len, unsigned shift)
+{
+	return (uint32_t)((len + (1ull << shift) - 1) >> shift);
 }
 
 /* Bytes of chunk `chunk` of a block of len bytes. */
-static inline uint64_t engine_chunk_len(uint64_t len, uint32_t chunk)
+static inline uint64_t engine_chunk_len(uint64_t len, uint32_t chunk, unsigned shift)
 {
-	uint64_t start = (uint64_t)chunk << RDMIG_CHUNK_SHIFT;
-	return len - start < RDMIG_CHUNK_SIZE ? len - start : RDMIG_CHUNK_SIZE;
+	uint64_t start = (uint64_t)chunk << shift, size = 1ull << shift;
+	return len - start < size ? len - start : size;
 }
 
-static inline uint64_t engine_align_chunk(uint64_t v)
+static inline uint64_t engine_align_chunk(uint64_t v, unsigned shift)
 {
-	return (v + RDMIG_CHUNK_SIZE - 1) & ~(RDMIG_CHUNK_SIZE - 1);
+	uint64_t size = 1ull << shift;
+	return (v + size - 1) & ~(size - 1);
 }
 
 /* Validate a caller's block list (count, names, memory, lengths). */
-int rdmig__engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n);
+int rdmig__engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n,
+				unsigned shift);
 
 /* rdmig_msg_parse's codes: a received message broke the wire rules, and
  * the side that received it answers with ERROR. */

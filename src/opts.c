@@ -21,6 +21,7 @@ static void opts_defaults(struct rdmig_opts *o)
 	o->max_send_wr = 512;
 	o->spin_us = 50;
 	o->log_level = RDMIG_LOG_INFO;
+	o->chunk_size = RDMIG_CHUNK_SIZE;
 }
 
 void rdmig_opts_init_sized(struct rdmig_opts *opts, size_t size)
@@ -85,6 +86,12 @@ int rdmig__opts_copy(struct rdmig_opts *dst, const struct rdmig_opts *src, char 
 				   "spin_us %d out of range (0..1000000)", o.spin_us);
 	if (o.backlog < 1)
 		return rdmig__fail(&o, errmsg, RDMIG_EINVAL, "backlog %d must be >= 1", o.backlog);
+	if (!o.chunk_size) /* a caller that zeroed the field itself: the default */
+		o.chunk_size = RDMIG_CHUNK_SIZE;
+	if (!RDMIG_CHUNK_SIZE_VALID(o.chunk_size))
+		return rdmig__fail(&o, errmsg, RDMIG_EINVAL,
+				   "chunk size %llu bytes: a power of two from 1 MiB to 1 GiB",
+				   (unsigned long long)o.chunk_size);
 	*dst = o;
 	return 0;
 }

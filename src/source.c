@@ -6,8 +6,9 @@
  * them against ours.  Then every range the caller hands to
  * rdmig_source_write() is merged with its neighbours into as few RDMA
  * WRITEs as possible.  With dynamic registration each write stays inside
- * one 1 MiB chunk, which the destination registers on request
- * (REGISTER_REQUEST -> REGISTER_RESULT, keys cached per chunk) unless the
+ * one chunk (opts.chunk_size, 1 MiB by default), which the destination
+ * registers on request (REGISTER_REQUEST -> REGISTER_RESULT, keys cached
+ * per chunk) unless the
  * range is all zero and the chunk is not registered yet: then a COMPRESS
  * message zeroes it on the far side and no data moves.  With PIN_ALL the
  * destination registered everything up front and writes may span chunks.
@@ -49,6 +50,7 @@ struct rdmig_source {
 	size_t nblocks;
 	bool pin_all;
 	bool set_up;
+	unsigned shift; /* chunks of 2^shift bytes (opts.chunk_size) */
 	struct pending_write pending;
 	struct rdmig_engine_stats st;
 	struct latency_log rtt;
@@ -79,12 +81,12 @@ void rdmig_source_destroy(struct rdmig_source *s)
 	free(s);
 }
 
-static int init_block(struct src_block *b, const struct rdmig_block *in)
+static int init_block(struct src_block *b, const struct rdmig_block *in, unsigned shift)
 {
 	b->name = strdup(in->name ? in->name : "");
 	b->host = in->host;
 	b->length = in->length;
-	b->nchunks = engine_chunk_count(in->length);
+	b->nchunks = engine_chunk_count(in->length, shift);
 	b->local_mr = calloc(b->nchunks ? b->nchunks : 1, sizeof(*b->local_mr));
 	b->remote_rkey = calloc(b->nchunks ? b->nchunks : 1, sizeof(*b->remote_rkey));
 	b->remote_ok = calloc(b->nchunks ? b->nchunks : 1, 1);
@@ -101,7 +103,7 @@ int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, 
 		*out = NULL;
 	if (!c || !out)
 		return RDMIG_EINVAL;
-	ret = rdmig__engine_check_blocks(c, blocks, nblocks);
+	ret = rdmig__engine_check_blocks(c, blocks, nblocks, engine_chunk_shift(c->opts.chunk_size));
 	if (ret)
 		return ret;
 	s = calloc(1, sizeof(*s));
@@ -112,8 +114,9 @@ int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, 
 	s->c = c;
 	s->nblocks = nblocks;
 	s->pin_all = c->caps.flags & RDMIG_CAP_PIN_ALL;
+	s->shift = engine_chunk_shift(c->opts.chunk_size);
 	for (size_t i = 0; i < nblocks; i++) {
-		if (init_block(&s->blocks[i], &blocks[i])) {
+		if (init_block(&s->blocks[i], &blocks[i], s->shift)) {
 			rdmig_source_destroy(s);
 			return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM,
 					   "cannot allocate block %zu", i);
@@ -262,14 +265,14 @@ static int send_compress(struct rdmig_source *s, const struct pending_write *w)
 
 static int register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk)
 {
-	uint64_t start = (uint64_t)chunk << RDMIG_CHUNK_SHIFT;
+	uint64_t start = (uint64_t)chunk << s->shift;
+	uint64_t len = engine_chunk_len(b->length, chunk, s->shift);
 
 	if (b->local_mr[chunk])
 		return 0;
-	b->local_mr[chunk] = register_local(s, b->host + start, engine_chunk_len(b->length, chunk));
+	b->local_mr[chunk] = register_local(s, b->host + start, len);
 	if (!b->local_mr[chunk])
-		return rdmig__engine_reg_failed(s->c, "source chunk", b->name,
-					 engine_chunk_len(b->length, chunk));
+		return rdmig__engine_reg_failed(s->c, "source chunk", b->name, len);
 	s->st.chunks_registered++;
 	return 0;
 }
@@ -289,13 +292,13 @@ static int ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset)
 	rdmig_encode_register(&reg, rec);
 	ret = rdmig__conn_request_send(s->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1,
 							  sizeof(rec), rec});
-	return ret ? ret : register_local_chunk(s, b, (uint32_t)(offset >> RDMIG_CHUNK_SHIFT));
+	return ret ? ret : register_local_chunk(s, b, (uint32_t)(offset >> s->shift));
 }
 
 static int take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t offset)
 {
 	struct src_block *b = &s->blocks[bi];
-	uint32_t chunk = (uint32_t)(offset >> RDMIG_CHUNK_SHIFT);
+	uint32_t chunk = (uint32_t)(offset >> s->shift);
 	struct rdmig_register_result res;
 	struct rdmig_msg reply;
 	int ret = rdmig__conn_request_reply(s->c, RDMIG_MSG_REGISTER_RESULT, &reply);
@@ -327,7 +330,7 @@ static int settle_pending(struct rdmig_source *s)
 {
 	struct pending_write *w = &s->pending;
 	struct src_block *b = &s->blocks[w->block];
-	uint32_t chunk = (uint32_t)(w->offset >> RDMIG_CHUNK_SHIFT);
+	uint32_t chunk = (uint32_t)(w->offset >> s->shift);
 	int ret = 0;
 
 	if (!w->active || s->pin_all)
@@ -349,7 +352,7 @@ static int post_pending(struct rdmig_source *s, bool last)
 {
 	struct pending_write w = s->pending;
 	struct src_block *b = &s->blocks[w.block];
-	uint32_t chunk = (uint32_t)(w.offset >> RDMIG_CHUNK_SHIFT);
+	uint32_t chunk = (uint32_t)(w.offset >> s->shift);
 	uint32_t lkey, rkey;
 	int ret;
 
@@ -382,7 +385,7 @@ static bool can_merge(const struct rdmig_source *s, uint32_t bi, uint64_t offset
 	    p->len + len > RDMIG_MAX_MERGE)
 		return false;
 	/* dynamic registration: one rkey per chunk, so one chunk per write */
-	return s->pin_all || (p->offset >> RDMIG_CHUNK_SHIFT) == (offset >> RDMIG_CHUNK_SHIFT);
+	return s->pin_all || (p->offset >> s->shift) == (offset >> s->shift);
 }
 
 /*
@@ -399,7 +402,7 @@ static bool can_register_ahead(const struct rdmig_source *s, uint32_t bi, uint64
 {
 	const struct src_block *b = &s->blocks[bi];
 
-	if (s->pin_all || !s->pending.active || b->remote_ok[offset >> RDMIG_CHUNK_SHIFT])
+	if (s->pin_all || !s->pending.active || b->remote_ok[offset >> s->shift])
 		return false;
 	return !rdmig__engine_is_zero(b->host + offset, len);
 }
@@ -449,7 +452,7 @@ int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, 
 				   (unsigned long long)b->length);
 	/* split at chunk boundaries; queue_range merges what may be merged */
 	while (len) {
-		uint64_t chunk_end = ((offset >> RDMIG_CHUNK_SHIFT) + 1) << RDMIG_CHUNK_SHIFT;
+		uint64_t chunk_end = ((offset >> s->shift) + 1) << s->shift;
 		uint64_t piece = chunk_end - offset < len ? chunk_end - offset : len;
 		int ret = queue_range(s, block, offset, piece);
 		if (ret)

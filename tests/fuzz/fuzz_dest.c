@@ -27,8 +27,8 @@
  *     add up.
  * Any violation aborts, which libFuzzer reports as a crash.
  *
- * Input: byte 0 = setup flags (below), byte 1 = which registration fails,
- * then the received messages, each a 16-byte header and `len` payload bytes
+ * Input: byte 0 = setup flags (below), byte 1 = which registration fails
+ * (bits 0-6) and the chunk size (bit 7: 2 MiB instead of 1 MiB), then the received messages, each a 16-byte header and `len` payload bytes
  * (fewer when the input ends first, which makes a short receive).  The seeds
  * come from dest_corpus.py.  To replay one input and see each message's
  * outcome: FUZZ_DEST_TRACE=1 build-fuzz/tests/fuzz_dest FILE
@@ -65,6 +65,11 @@ enum setup_flag {
 #define CANARY 0xcc
 /* Messages with more records than this skip the (quadratic) outside check. */
 #define MAX_OUTSIDE_CHECK 64
+
+/* The destination's chunk (rdmig_opts.chunk_size) in this input: 2^20 or,
+ * with bit 7 of byte 1, 2^21. */
+static unsigned chunk_shift = RDMIG_CHUNK_SHIFT;
+#define CHUNK_SIZE (1ull << chunk_shift)
 
 #define MAX_BLOCKS 4
 #define MAX_CHUNKS 4 /* of any block of the layouts */
@@ -200,10 +205,10 @@ static void setup_blocks(struct run *r)
 
 		b->name = l->b[i].name;
 		b->length = l->b[i].length;
-		b->nchunks = (uint32_t)((b->length + RDMIG_CHUNK_SIZE - 1) >> RDMIG_CHUNK_SHIFT);
+		b->nchunks = (uint32_t)((b->length + CHUNK_SIZE - 1) >> chunk_shift);
 		b->offset = r->flags & FLAG_OFFSETS ? l->b[i].offset : next_offset;
-		next_offset = (b->offset + b->length + RDMIG_CHUNK_SIZE - 1) &
-			      ~(RDMIG_CHUNK_SIZE - 1);
+		next_offset = (b->offset + b->length + CHUNK_SIZE - 1) &
+			      ~(CHUNK_SIZE - 1);
 		map_block(b, layout, i, r->flags & FLAG_NULL_EMPTY);
 	}
 }
@@ -261,7 +266,7 @@ static int register_code(struct run *r, const uint8_t *rec)
 	b = record_block(r, g.block_index);
 	if (!b || g.key < b->offset || g.key - b->offset >= b->length)
 		return RDMIG_ERANGE;
-	chunk = (g.key - b->offset) >> RDMIG_CHUNK_SHIFT;
+	chunk = (g.key - b->offset) >> chunk_shift;
 	if (g.chunks >= b->nchunks - chunk)
 		return RDMIG_ERANGE;
 	if (r->conn.caps.flags & RDMIG_CAP_PIN_ALL)
@@ -517,7 +522,7 @@ static void check_reg(void *ctx, const uint8_t *addr, size_t len, int access)
 		if (!len || end > b->length)
 			FAIL("registration of %zu bytes at 0x%llx of block %s (%llu bytes)", len,
 			     (unsigned long long)start, b->name, (unsigned long long)b->length);
-		if (start % RDMIG_CHUNK_SIZE || (end != b->length && end % RDMIG_CHUNK_SIZE))
+		if (start % CHUNK_SIZE || (end != b->length && end % CHUNK_SIZE))
 			FAIL("registration of 0x%llx..0x%llx of block %s: not whole chunks",
 			     (unsigned long long)start, (unsigned long long)end, b->name);
 		if (live_bytes_in(b) + len > b->length)
@@ -545,10 +550,10 @@ static void check_dereg(void *ctx, const uint8_t *addr, size_t len)
 
 		rdmig_decode_register((const uint8_t *)r->m.payload + i * RDMIG_REGISTER_SIZE, &g);
 		b = &r->blocks[g.block_index];
-		start = g.key << RDMIG_CHUNK_SHIFT;
+		start = g.key << chunk_shift;
 		if (addr == b->host + start &&
-		    len == (b->length - start < RDMIG_CHUNK_SIZE ? b->length - start
-								  : RDMIG_CHUNK_SIZE))
+		    len == (b->length - start < CHUNK_SIZE ? b->length - start
+								  : CHUNK_SIZE))
 			return;
 	}
 	FAIL("UNREGISTER released %zu bytes at %p, not a chunk it named", len, (const void *)addr);
@@ -605,9 +610,9 @@ static void check_register_result(const struct run *r, const struct fake_reply *
 		rdmig_decode_register((const uint8_t *)r->m.payload + i * RDMIG_REGISTER_SIZE, &g);
 		rdmig_decode_register_result(rep->payload + i * RDMIG_REGISTER_RESULT_SIZE, &res);
 		b = &r->blocks[g.block_index];
-		chunk = (g.key - b->offset) >> RDMIG_CHUNK_SHIFT;
-		start = chunk << RDMIG_CHUNK_SHIFT;
-		end = (chunk + g.chunks + 1) << RDMIG_CHUNK_SHIFT;
+		chunk = (g.key - b->offset) >> chunk_shift;
+		start = chunk << chunk_shift;
+		end = (chunk + g.chunks + 1) << chunk_shift;
 		if (end > b->length)
 			end = b->length;
 		if (res.host_addr != (uintptr_t)b->host)
@@ -876,13 +881,15 @@ static void start(struct run *r, const uint8_t *data, size_t size)
 	memset(r, 0, sizeof(*r));
 	r->flags = size > 0 ? data[0] : 0;
 	if (r->flags & FLAG_FAIL_REG)
-		fail_reg_at = (size > 1 ? data[1] : 0) + 1u;
+		fail_reg_at = (size > 1 ? data[1] & 0x7fu : 0) + 1u;
+	chunk_shift = size > 1 && (data[1] & 0x80) ? 21 : RDMIG_CHUNK_SHIFT;
 	r->next = data + (size < 2 ? size : 2);
 	r->left = size - (size_t)(r->next - data);
 	count_frames(r);
 	setup_blocks(r);
 
 	rdmig_opts_init(&r->conn.opts);
+	r->conn.opts.chunk_size = CHUNK_SIZE;
 	r->conn.role = ROLE_DEST;
 	r->conn.established = true;
 	r->conn.pd = &r->pd;
