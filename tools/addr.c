@@ -130,6 +130,16 @@ int cli_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+int cli_parse_chunk_size(const char *s, uint64_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_size(s, &v) || !RDMIG_CHUNK_SIZE_VALID(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
 uint64_t cli_physical_memory(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);

@@ -26,6 +26,9 @@ int cli_split_addr(const char *s, char *host, size_t hostlen, char *port, size_t
 
 /* "123", "512M", "2G": bytes, with binary suffixes; -1 if malformed. */
 int cli_parse_size(const char *s, uint64_t *out);
+/* --chunk-size: a size (as above) that is a power of two from 1M to 1G;
+ * -1 if malformed or out of range. */
+int cli_parse_chunk_size(const char *s, uint64_t *out);
 /* This machine's physical memory (1 GiB when it cannot be read): the
  * default bound on what a source may ask a destination to allocate. */
 uint64_t cli_physical_memory(void);
@@ -83,6 +86,9 @@ struct cli_memlock_need {
 };
 void cli_memlock_need(bool pin_all, const struct rdmig_block *blocks, size_t n,
 		      struct cli_memlock_need *need);
+/* The same with chunks of chunk_size bytes instead of the default 1 MiB. */
+void cli_memlock_need_chunk(bool pin_all, uint64_t chunk_size, const struct rdmig_block *blocks,
+			    size_t n, struct cli_memlock_need *need);
 /* Refuse (-1, message in err) when RLIMIT_MEMLOCK is below need->least for
  * this process on device (NULL: not known yet); warn on stderr when it is
  * below need->most. */
@@ -112,11 +118,13 @@ struct mig_common {
 	int json;
 	int verbose;       /* -v count */
 	int timeout_given; /* --timeout also bounds recv's wait for a source */
+	int chunk_given;   /* --chunk-size was given (opts.chunk_size) */
 };
 #define MIG_COMMON_OPTIONS                                                                         \
 	{"pin-all", no_argument, NULL, 'P'}, {"inline", required_argument, NULL, 'i'},             \
 	{"json", no_argument, NULL, 'j'},    {"timeout", required_argument, NULL, 'T'},            \
-	{"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}
+	{"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},                     \
+	{"chunk-size", required_argument, NULL, 'C'}
 #define MIG_COMMON_SHORT "Pi:jT:vh"
 void mig_common_init(struct mig_common *m);
 /* Apply option c (one of MIG_COMMON_OPTIONS except help): 1 when it was

@@ -38,11 +38,17 @@ static uint64_t page_round(uint64_t len)
 void cli_memlock_need(bool pin_all, const struct rdmig_block *blocks, size_t n,
 		      struct cli_memlock_need *need)
 {
+	cli_memlock_need_chunk(pin_all, RDMIG_CHUNK_SIZE, blocks, n, need);
+}
+
+void cli_memlock_need_chunk(bool pin_all, uint64_t chunk_size, const struct rdmig_block *blocks,
+			    size_t n, struct cli_memlock_need *need)
+{
 	uint64_t all = 0, largest = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t len = page_round(blocks[i].length);
-		uint64_t one = len < RDMIG_CHUNK_SIZE ? len : RDMIG_CHUNK_SIZE;
+		uint64_t one = len < chunk_size ? len : chunk_size;
 		all += len;
 		if (one > largest)
 			largest = one;

@@ -35,7 +35,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig recv --qemu --listen ADDR:PORT --out DIR [--ramblocks FILE]\n"
 		   "                  [--pin-all] [--inline auto|0|N] [--json] [--timeout S]\n"
-		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force] [-v]\n"
+		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force]\n"
+		   "                  [--chunk-size SIZE] [-v]\n"
 		   "Be the destination of a QEMU RDMA migration (QMP: migrate rdma:ADDR:PORT).\n"
 		   "--ramblocks FILE: the source's 'info ramblock' (HMP); needed unless the source\n"
 		   "  uses rdma-pin-all (with --pin-all here) or has a single RAM block, because\n"
@@ -45,6 +46,8 @@ static void usage(FILE *f)
 		   "  a DIR others may write into and replace existing outputs (by rename).\n"
 		   "--timeout S: give up when the source stays silent\n"
 		   "  this long (0: never; default %d); given, it also bounds the wait for a source.\n"
+		   "--chunk-size SIZE: QEMU's x-rdma-chunk-size, a power of two from 1M to 1G\n"
+		   "  (default 1M, as QEMU's); both sides must use the same.\n"
 		   "--allow ADDR[/N]: accept sources from this address or prefix only (repeat for\n"
 		   "  more); others are rejected before anything is registered.\n"
 		   "DIR receives <block>.img per RAM block, stream.bin and " RQ_RECORD "; after a\n"

@@ -69,9 +69,11 @@ struct send_state {
 static void send_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig send --to ADDR:PORT [--pin-all] [--inline auto|0|N] [--json]\n"
-		   "                  [--timeout S] [-v] FILE|NAME=FILE...\n"
+		   "                  [--chunk-size SIZE] [--timeout S] [-v] FILE|NAME=FILE...\n"
 		   "Each FILE becomes one RAM block named after its basename (or NAME).\n"
 		   "  --pin-all      ask the destination to register all its memory up front\n"
+		   "  --chunk-size SIZE  registration chunk, a power of two from 1M to 1G\n"
+		   "                 (default 1M); the receiver uses the same\n"
 		   "  --inline       inline size of control messages (default auto)\n"
 		   "  --timeout S    give up when the destination stays silent this long\n"
 		   "                 (0: never; default %d)\n"
@@ -378,7 +380,8 @@ static int check_memlock(struct send_state *s, bool pin_all, const char *device)
 {
 	struct cli_memlock_need need;
 
-	cli_memlock_need(pin_all, s->blocks, (size_t)s->a.nfiles, &need);
+	cli_memlock_need_chunk(pin_all, s->a.m.opts.chunk_size, s->blocks, (size_t)s->a.nfiles,
+			       &need);
 	return cli_memlock_check("send", device, &need, s->err, sizeof(s->err));
 }
 
@@ -615,6 +618,14 @@ int mig_common_opt(struct mig_common *m, const char *cmd, int c, const char *arg
 					"1024\n", cmd, arg);
 			return -1;
 		}
+		return 1;
+	case 'C':
+		if (cli_parse_chunk_size(arg, &m->opts.chunk_size)) {
+			fprintf(stderr, "rdmig: %s: --chunk-size '%s': takes a power of two from 1M "
+					"to 1G (1M, 32M, 1G, 1048576...)\n", cmd, arg);
+			return -1;
+		}
+		m->chunk_given = 1;
 		return 1;
 	case 'T':
 		errno = 0;

@@ -67,11 +67,14 @@ struct replay_state {
 static void replay_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig send --qemu-replay DIR --to ADDR:PORT [--pin-all]\n"
-		   "                  [--inline auto|0|N] [--json] [--timeout S] [-v]\n"
+		   "                  [--inline auto|0|N] [--json] [--timeout S]\n"
+		   "                  [--chunk-size SIZE] [-v]\n"
 		   "Replays a migration recorded by 'rdmig recv --qemu --out DIR' into a QEMU\n"
 		   "started with the recorded machine configuration and -incoming rdma:ADDR:PORT.\n"
 		   "  --pin-all      ask QEMU to register all its memory up front\n"
 		   "  --inline       inline size of control messages (default auto)\n"
+		   "  --chunk-size SIZE  QEMU's x-rdma-chunk-size (1M..1G, a power of two;\n"
+		   "                 default 1M); QEMU must be set to the same\n"
 		   "  --timeout S    limit of every wait, in seconds (0: none; default 10)\n"
 		   "  --json         one JSON object on stdout instead of the summary\n"
 		   "  -v, -vv        the library's notes / debug log on stderr\n");

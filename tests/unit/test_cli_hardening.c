@@ -213,4 +213,46 @@ TEST(signals_raise_the_library_flag_and_set_the_exit_status)
 	CHECK_EQ(cli_cancel_status(), 128 + SIGTERM);
 }
 
+/* --chunk-size: what QEMU's x-rdma-chunk-size takes, in the tool's size
+ * syntax (issue 18) */
+TEST(chunk_size_takes_powers_of_two_from_1m_to_1g)
+{
+	static const struct {
+		const char *arg;
+		uint64_t bytes; /* 0: refused */
+	} cases[] = {
+		{"1M", 1ull << 20},    {"1048576", 1ull << 20}, {"1024K", 1ull << 20},
+		{"4M", 4ull << 20},    {"32M", 32ull << 20},    {"256M", 256ull << 20},
+		{"1G", 1ull << 30},    {"1073741824", 1ull << 30},
+		{"512K", 0},           {"3M", 0},               {"2G", 0},
+		{"1048577", 0},        {"0", 0},                {"", 0},
+		{"-1M", 0},            {"32MiB", 0},            {"m", 0},
+		{"99999999999999999999", 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 12345;
+		int r = cli_parse_chunk_size(cases[i].arg, &v);
+		if (cases[i].bytes) {
+			CHECK_OK(r);
+			CHECK_EQ(v, cases[i].bytes);
+		} else {
+			CHECK_EQ(r, -1);
+			CHECK_EQ(v, 12345);
+		}
+	}
+}
+
+/* dynamic registration pins at least one chunk of the chunk size */
+TEST(memlock_need_follows_the_chunk_size)
+{
+	struct rdmig_block b[] = {{"a", (void *)4096, 100ull << 20, 0}, {"b", (void *)4096, 4096, 0}};
+	struct cli_memlock_need need;
+
+	cli_memlock_need_chunk(false, 32ull << 20, b, 2, &need);
+	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED + (32ull << 20));
+	cli_memlock_need_chunk(false, 1ull << 30, b, 2, &need);
+	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED + (100ull << 20)); /* a block < a chunk */
+	CHECK_EQ(need.most, RDMIG_CONTROL_REGISTERED + (100ull << 20) + 4096);
+}
+
 CHECK_MAIN()
