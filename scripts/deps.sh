@@ -3,7 +3,8 @@
 # packages rdmig builds with, when they are missing (needs root on a fresh
 # Debian 12).  The guest's own packages are installed by scripts/rdma-vm.
 
-RDMIG_BUILD_PKGS="gcc make cmake pkg-config libibverbs-dev librdmacm-dev clang valgrind scdoc"
+RDMIG_BUILD_PKGS="gcc make cmake pkg-config libibverbs-dev librdmacm-dev libjson-c-dev clang valgrind
+	scdoc"
 
 rdmig_install_deps() {
 	local missing=() p

@@ -153,10 +153,6 @@ void mig_progress_start(struct mig_progress *p, const char *what, uint64_t total
 void mig_progress(struct mig_progress *p, uint64_t done);
 void mig_progress_end(struct mig_progress *p); /* erase the line */
 
-/* JSON output: a string with escapes, and the connection's counters and
- * inline settlement as members (each preceded by ", "). */
-void mig_json_str(const char *s);
-void mig_json_conn(const struct rdmig_conn *c);
 /* One human line about the connection (device, inline, messages). */
 void mig_print_conn(const char *cmd, const struct rdmig_conn *c);
 /* "12.3 MiB" into buf. */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "cli_json.h"
 #include "cli_qemu.h"
 #include "imgstream.h"
 
@@ -389,37 +390,49 @@ static int write_images(struct recv_state *s)
 	return 0;
 }
 
+static struct json_object *json_blocks(const struct recv_state *s)
+{
+	struct json_object *arr = cj_array();
+
+	for (uint32_t i = 0; i < s->ps.count; i++) {
+		struct json_object *b = cj_object();
+		char hex[65];
+
+		sha256_hex(s->rb[i].sha256, hex);
+		cj_str(b, "name", s->ps.blocks[i].name);
+		cj_str(b, "file", s->rb[i].file);
+		cj_u64(b, "length", s->ps.blocks[i].length);
+		cj_str(b, "sha256", hex);
+		cj_bool(b, "verified", s->rb[i].ok);
+		cj_push(arr, b);
+	}
+	return arr;
+}
+
 static void print_json(const struct recv_state *s)
 {
 	double secs = s->t_end - s->t_start;
+	struct json_object *o = cj_object();
 	struct rdmig_caps caps;
 
 	rdmig_conn_caps(s->conn, &caps);
-	printf("{\"command\": \"recv\", \"out\": ");
-	mig_json_str(s->a.out);
-	printf(", \"pin_all\": %s, \"blocks\": [", caps.flags & RDMIG_CAP_PIN_ALL ? "true" : "false");
-	for (uint32_t i = 0; i < s->ps.count; i++) {
-		char hex[65];
-		sha256_hex(s->rb[i].sha256, hex);
-		printf("%s{\"name\": ", i ? ", " : "");
-		mig_json_str(s->ps.blocks[i].name);
-		printf(", \"file\": ");
-		mig_json_str(s->rb[i].file);
-		printf(", \"length\": %llu, \"sha256\": \"%s\", \"verified\": %s}",
-		       (unsigned long long)s->ps.blocks[i].length, hex, s->rb[i].ok ? "true" : "false");
-	}
-	printf("], \"verified\": %s, \"bytes_total\": %llu, \"bytes_compressed\": %llu, "
-	       "\"stream_bytes\": %llu, \"seconds\": %.6f, \"verify_seconds\": %.6f, "
-	       "\"write_seconds\": %.6f, \"throughput_MBps\": %.2f, \"iterations\": %llu, "
-	       "\"register_requests\": %llu, \"chunks_registered\": %llu",
-	       s->verified ? "true" : "false", (unsigned long long)s->ps.total,
-	       (unsigned long long)s->st.bytes_compressed, (unsigned long long)s->st.stream_bytes,
-	       secs, s->verify_seconds, s->write_seconds,
-	       secs > 0 ? (double)s->ps.total / secs / 1e6 : 0.0,
-	       (unsigned long long)s->st.iterations, (unsigned long long)s->st.register_requests,
-	       (unsigned long long)s->st.chunks_registered);
-	mig_json_conn(s->conn);
-	printf("}\n");
+	cj_str(o, "command", "recv");
+	cj_str(o, "out", s->a.out);
+	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
+	cj_add(o, "blocks", json_blocks(s));
+	cj_bool(o, "verified", s->verified);
+	cj_u64(o, "bytes_total", s->ps.total);
+	cj_u64(o, "bytes_compressed", s->st.bytes_compressed);
+	cj_u64(o, "stream_bytes", s->st.stream_bytes);
+	cj_fixed(o, "seconds", secs, 6);
+	cj_fixed(o, "verify_seconds", s->verify_seconds, 6);
+	cj_fixed(o, "write_seconds", s->write_seconds, 6);
+	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->ps.total / secs / 1e6 : 0.0, 2);
+	cj_u64(o, "iterations", s->st.iterations);
+	cj_u64(o, "register_requests", s->st.register_requests);
+	cj_u64(o, "chunks_registered", s->st.chunks_registered);
+	mig_json_conn(o, s->conn);
+	cj_print(o);
 }
 
 static void print_human(const struct recv_state *s)

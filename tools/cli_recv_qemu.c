@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cli_json.h"
 #include "recv_qemu.h"
 
 static void usage(FILE *f)
@@ -376,45 +377,60 @@ static uint32_t nonzero_chunks(const struct rq_block *b)
 	return n;
 }
 
+static struct json_object *json_blocks(const struct rq_state *s)
+{
+	struct json_object *arr = cj_array();
+
+	for (uint32_t i = 0; i < s->qs.count; i++) {
+		const struct rq_block *b = &s->rb[i];
+		struct json_object *o = cj_object();
+
+		cj_str(o, "name", s->qs.blocks[i].name);
+		cj_str(o, "file", b->file);
+		cj_u64(o, "length", s->qs.blocks[i].length);
+		if (b->have_offset)
+			cj_u64(o, "offset", b->offset);
+		else
+			cj_null(o, "offset");
+		cj_u64(o, "chunks", b->nchunks);
+		cj_u64(o, "nonzero_chunks", nonzero_chunks(b));
+		cj_push(arr, o);
+	}
+	return arr;
+}
+
 static void print_json(const struct rq_state *s)
 {
 	double secs = s->t_end - s->t_start;
 	struct rdmig_counters k = {.size = sizeof(k)};
+	struct json_object *o = cj_object();
 
 	rdmig_conn_counters(s->conn, &k);
-	printf("{\"command\": \"recv\", \"qemu\": true, \"out\": ");
-	mig_json_str(s->a.out);
-	printf(", \"machine\": ");
-	mig_json_str(s->qs.machine);
-	printf(", \"pin_all\": %s, \"blocks\": [", s->pin_all ? "true" : "false");
-	for (uint32_t i = 0; i < s->qs.count; i++) {
-		const struct rq_block *b = &s->rb[i];
-		printf("%s{\"name\": ", i ? ", " : "");
-		mig_json_str(s->qs.blocks[i].name);
-		printf(", \"file\": ");
-		mig_json_str(b->file);
-		printf(", \"length\": %" PRIu64 ", \"offset\": ", s->qs.blocks[i].length);
-		if (b->have_offset)
-			printf("%" PRIu64, b->offset);
-		else
-			printf("null");
-		printf(", \"chunks\": %u, \"nonzero_chunks\": %u}", b->nchunks, nonzero_chunks(b));
-	}
-	printf("], \"bytes_total\": %" PRIu64 ", \"bytes_compressed\": %" PRIu64
-	       ", \"stream_bytes\": %" PRIu64 ", \"stream_end\": \"%s\", \"eof_offset\": %" PRIu64
-	       ", \"ram_sections\": %u, \"hooks\": %u, \"phases\": %zu, \"seconds\": %.6f"
-	       ", \"throughput_MBps\": %.2f, \"iterations\": %" PRIu64 ", \"register_requests\": %"
-	       PRIu64 ", \"chunks_registered\": %" PRIu64 ", \"ready_inline\": %" PRIu64
-	       ", \"ready_copied\": %" PRIu64 ", \"register_result_inline\": %" PRIu64
-	       ", \"register_result_copied\": %" PRIu64,
-	       s->qs.total, s->st.bytes_compressed, s->stream_bytes, qs_end_name(s->qs.end),
-	       s->qs.eof_offset, s->qs.ram_sections, s->qs.hooks, s->nph, secs,
-	       secs > 0 ? (double)s->qs.total / secs / 1e6 : 0.0, s->st.iterations,
-	       s->st.register_requests, s->st.chunks_registered,
-	       k.sent_inline[RDMIG_MSG_READY], k.sent_copied[RDMIG_MSG_READY],
-	       k.sent_inline[RDMIG_MSG_REGISTER_RESULT], k.sent_copied[RDMIG_MSG_REGISTER_RESULT]);
-	mig_json_conn(s->conn);
-	printf("}\n");
+	cj_str(o, "command", "recv");
+	cj_bool(o, "qemu", true);
+	cj_str(o, "out", s->a.out);
+	cj_str(o, "machine", s->qs.machine);
+	cj_bool(o, "pin_all", s->pin_all);
+	cj_add(o, "blocks", json_blocks(s));
+	cj_u64(o, "bytes_total", s->qs.total);
+	cj_u64(o, "bytes_compressed", s->st.bytes_compressed);
+	cj_u64(o, "stream_bytes", s->stream_bytes);
+	cj_str(o, "stream_end", qs_end_name(s->qs.end));
+	cj_u64(o, "eof_offset", s->qs.eof_offset);
+	cj_u64(o, "ram_sections", s->qs.ram_sections);
+	cj_u64(o, "hooks", s->qs.hooks);
+	cj_u64(o, "phases", s->nph);
+	cj_fixed(o, "seconds", secs, 6);
+	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->qs.total / secs / 1e6 : 0.0, 2);
+	cj_u64(o, "iterations", s->st.iterations);
+	cj_u64(o, "register_requests", s->st.register_requests);
+	cj_u64(o, "chunks_registered", s->st.chunks_registered);
+	cj_u64(o, "ready_inline", k.sent_inline[RDMIG_MSG_READY]);
+	cj_u64(o, "ready_copied", k.sent_copied[RDMIG_MSG_READY]);
+	cj_u64(o, "register_result_inline", k.sent_inline[RDMIG_MSG_REGISTER_RESULT]);
+	cj_u64(o, "register_result_copied", k.sent_copied[RDMIG_MSG_REGISTER_RESULT]);
+	mig_json_conn(o, s->conn);
+	cj_print(o);
 }
 
 static void print_human(const struct rq_state *s)

@@ -13,7 +13,7 @@
  *   every block, computed meanwhile on a thread of its own) -> disconnect.
  *
  * The second half of this file holds what send and recv share (options,
- * progress line, JSON pieces); cli.h declares it.
+ * progress line, the human connection line); cli.h declares it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "cli_json.h"
 #include "cli_qemu.h"
 #include "hash_thread.h"
 #include "imgstream.h"
@@ -428,43 +429,55 @@ static int migrate(struct send_state *s)
 	return write_stream_part(s, 1);
 }
 
+static struct json_object *json_blocks(const struct send_state *s)
+{
+	struct json_object *arr = cj_array();
+
+	for (int i = 0; i < s->a.nfiles; i++) {
+		struct json_object *b = cj_object();
+		char hex[65];
+
+		sha256_hex(s->desc[i].sha256, hex);
+		cj_str(b, "name", s->desc[i].name);
+		cj_str(b, "file", s->f[i].path);
+		cj_u64(b, "length", s->desc[i].length);
+		cj_str(b, "sha256", hex);
+		cj_push(arr, b);
+	}
+	return arr;
+}
+
 static void print_json(const struct send_state *s, const struct rdmig_engine_stats *st)
 {
 	double secs = s->t_end - s->t_start;
+	struct json_object *o = cj_object();
 	struct rdmig_caps caps;
 
 	rdmig_conn_caps(s->conn, &caps);
-	printf("{\"command\": \"send\", \"to\": ");
-	mig_json_str(s->a.host);
-	printf(", \"port\": %s, \"pin_all\": %s, \"blocks\": [", s->a.port,
-	       caps.flags & RDMIG_CAP_PIN_ALL ? "true" : "false");
-	for (int i = 0; i < s->a.nfiles; i++) {
-		char hex[65];
-		sha256_hex(s->desc[i].sha256, hex);
-		printf("%s{\"name\": ", i ? ", " : "");
-		mig_json_str(s->desc[i].name);
-		printf(", \"file\": ");
-		mig_json_str(s->f[i].path);
-		printf(", \"length\": %llu, \"sha256\": \"%s\"}", (unsigned long long)s->desc[i].length,
-		       hex);
-	}
-	printf("], \"bytes_total\": %llu, \"bytes_written\": %llu, \"bytes_compressed\": %llu, "
-	       "\"bytes_skipped_zero\": %llu, \"stream_bytes\": %llu, \"seconds\": %.6f, "
-	       "\"hash_seconds\": %.6f, \"hash_wait_seconds\": %.6f, \"throughput_MBps\": %.2f, "
-	       "\"writes_posted\": %llu, "
-	       "\"writes_signaled\": %llu, \"iterations\": %llu, \"register_round_trips\": %llu, "
-	       "\"register_ahead\": %llu, \"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, "
-	       "\"chunks_registered\": %llu",
-	       (unsigned long long)s->total, (unsigned long long)st->bytes_written,
-	       (unsigned long long)st->bytes_compressed, (unsigned long long)s->skipped_zero,
-	       (unsigned long long)st->stream_bytes, secs, s->hash_seconds, s->hash_wait_seconds,
-	       secs > 0 ? (double)s->total / secs / 1e6 : 0.0,
-	       (unsigned long long)st->writes_posted, (unsigned long long)st->writes_signaled,
-	       (unsigned long long)st->iterations, (unsigned long long)st->register_requests,
-	       (unsigned long long)st->register_ahead, st->register_rtt_p50_us,
-	       st->register_rtt_p99_us, (unsigned long long)st->chunks_registered);
-	mig_json_conn(s->conn);
-	printf("}\n");
+	cj_str(o, "command", "send");
+	cj_str(o, "to", s->a.host);
+	cj_i64(o, "port", strtol(s->a.port, NULL, 10));
+	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
+	cj_add(o, "blocks", json_blocks(s));
+	cj_u64(o, "bytes_total", s->total);
+	cj_u64(o, "bytes_written", st->bytes_written);
+	cj_u64(o, "bytes_compressed", st->bytes_compressed);
+	cj_u64(o, "bytes_skipped_zero", s->skipped_zero);
+	cj_u64(o, "stream_bytes", st->stream_bytes);
+	cj_fixed(o, "seconds", secs, 6);
+	cj_fixed(o, "hash_seconds", s->hash_seconds, 6);
+	cj_fixed(o, "hash_wait_seconds", s->hash_wait_seconds, 6);
+	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->total / secs / 1e6 : 0.0, 2);
+	cj_u64(o, "writes_posted", st->writes_posted);
+	cj_u64(o, "writes_signaled", st->writes_signaled);
+	cj_u64(o, "iterations", st->iterations);
+	cj_u64(o, "register_round_trips", st->register_requests);
+	cj_u64(o, "register_ahead", st->register_ahead);
+	cj_fixed(o, "register_rtt_p50_us", st->register_rtt_p50_us, 1);
+	cj_fixed(o, "register_rtt_p99_us", st->register_rtt_p99_us, 1);
+	cj_u64(o, "chunks_registered", st->chunks_registered);
+	mig_json_conn(o, s->conn);
+	cj_print(o);
 }
 
 static void print_human(const struct send_state *s, const struct rdmig_engine_stats *st)
@@ -727,31 +740,6 @@ void mig_progress_end(struct mig_progress *p)
 	p->on = 0;
 }
 
-void mig_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
-}
-
-/* "name": {"TYPE": count, ...} over the real message types. */
-static void json_by_type(const char *name, const uint64_t *counts)
-{
-	printf(", \"%s\": {", name);
-	for (int t = 1; t < RDMIG_MSG_TYPE_COUNT; t++)
-		printf("%s\"%s\": %llu", t > 1 ? ", " : "", rdmig_msg_type_name((uint32_t)t),
-		       (unsigned long long)counts[t]);
-	printf("}");
-}
-
 static void sum_counters(const struct rdmig_counters *k, uint64_t *inl, uint64_t *cp)
 {
 	*inl = *cp = 0;
@@ -759,30 +747,6 @@ static void sum_counters(const struct rdmig_counters *k, uint64_t *inl, uint64_t
 		*inl += k->sent_inline[t];
 		*cp += k->sent_copied[t];
 	}
-}
-
-void mig_json_conn(const struct rdmig_conn *c)
-{
-	struct rdmig_inline_info inl;
-	struct rdmig_counters k = {.size = sizeof(k)};
-	uint64_t n_inl, n_cp;
-
-	rdmig_conn_inline(c, &inl);
-	rdmig_conn_counters(c, &k);
-	sum_counters(&k, &n_inl, &n_cp);
-	printf(", \"rdmig_version\": \"%s\"", RDMIG_VERSION_STRING);
-	printf(", \"device\": ");
-	mig_json_str(rdmig_conn_device(c) ? rdmig_conn_device(c) : "");
-	printf(", \"inline_asked\": %u, \"inline_granted\": %u, \"inline_tries\": %u, "
-	       "\"inline_messages\": %llu, \"inline_bytes\": %llu, \"copied_messages\": %llu, "
-	       "\"copied_bytes\": %llu, \"received_bytes\": %llu",
-	       inl.asked, inl.granted, inl.tries, (unsigned long long)n_inl,
-	       (unsigned long long)k.bytes_inline, (unsigned long long)n_cp,
-	       (unsigned long long)k.bytes_copied, (unsigned long long)k.bytes_received);
-	json_by_type("messages_sent", k.sent);
-	json_by_type("messages_sent_inline", k.sent_inline);
-	json_by_type("messages_sent_copied", k.sent_copied);
-	json_by_type("messages_received", k.received);
 }
 
 void mig_print_conn(const char *cmd, const struct rdmig_conn *c)

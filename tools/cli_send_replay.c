@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "cli_json.h"
 #include "cli_qemu.h"
 #include "replay_record.h"
 
@@ -261,28 +262,33 @@ static int replay(struct replay_state *s)
 static void print_json(const struct replay_state *s, const struct rdmig_engine_stats *st)
 {
 	double secs = s->t_end - s->t_start;
+	struct json_object *o = cj_object();
 	struct rdmig_caps caps;
 
 	rdmig_conn_caps(s->conn, &caps);
-	printf("{\"command\": \"send\", \"mode\": \"qemu-replay\", \"record\": ");
-	mig_json_str(s->a.dir);
-	printf(", \"machine\": ");
-	mig_json_str(s->rec.machine);
-	printf(", \"to\": ");
-	mig_json_str(s->a.host);
-	printf(", \"port\": %s, \"pin_all\": %s, \"recorded_pin_all\": %s, \"blocks\": %u, "
-	       "\"phases\": %u, \"ram_bytes\": %" PRIu64 ", \"stream_bytes\": %" PRIu64 ", "
-	       "\"bytes_written\": %" PRIu64 ", \"bytes_compressed\": %" PRIu64 ", "
-	       "\"writes_posted\": %" PRIu64 ", \"iterations\": %" PRIu64 ", "
-	       "\"register_round_trips\": %" PRIu64 ", \"register_ahead\": %" PRIu64 ", "
-	       "\"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, \"seconds\": %.6f",
-	       s->a.port, caps.flags & RDMIG_CAP_PIN_ALL ? "true" : "false",
-	       s->rec.pin_all ? "true" : "false", s->rec.nblocks, s->rec.nphases, s->rec.ram_bytes,
-	       st->stream_bytes, st->bytes_written, st->bytes_compressed, st->writes_posted,
-	       st->iterations, st->register_requests, st->register_ahead, st->register_rtt_p50_us,
-	       st->register_rtt_p99_us, secs);
-	mig_json_conn(s->conn);
-	printf("}\n");
+	cj_str(o, "command", "send");
+	cj_str(o, "mode", "qemu-replay");
+	cj_str(o, "record", s->a.dir);
+	cj_str(o, "machine", s->rec.machine);
+	cj_str(o, "to", s->a.host);
+	cj_i64(o, "port", strtol(s->a.port, NULL, 10));
+	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
+	cj_bool(o, "recorded_pin_all", s->rec.pin_all);
+	cj_u64(o, "blocks", s->rec.nblocks);
+	cj_u64(o, "phases", s->rec.nphases);
+	cj_u64(o, "ram_bytes", s->rec.ram_bytes);
+	cj_u64(o, "stream_bytes", st->stream_bytes);
+	cj_u64(o, "bytes_written", st->bytes_written);
+	cj_u64(o, "bytes_compressed", st->bytes_compressed);
+	cj_u64(o, "writes_posted", st->writes_posted);
+	cj_u64(o, "iterations", st->iterations);
+	cj_u64(o, "register_round_trips", st->register_requests);
+	cj_u64(o, "register_ahead", st->register_ahead);
+	cj_fixed(o, "register_rtt_p50_us", st->register_rtt_p50_us, 1);
+	cj_fixed(o, "register_rtt_p99_us", st->register_rtt_p99_us, 1);
+	cj_fixed(o, "seconds", secs, 6);
+	mig_json_conn(o, s->conn);
+	cj_print(o);
 }
 
 static void print_human(const struct replay_state *s, const struct rdmig_engine_stats *st)

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* cli_json.h - the tool's JSON output, built with json-c.
+ *
+ * A summary is one json-c object: members are added in the order they are
+ * to be printed (json-c keeps insertion order), then cj_print writes it as
+ * one line and frees it.  json-c does the escaping of strings. */
+#ifndef RDMIG_CLI_JSON_H
+#define RDMIG_CLI_JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include "rdmig.h"
+
+/* A new empty object or array (NULL when out of memory, which cj_print
+ * then reports: the functions below take a NULL o or arr). */
+struct json_object *cj_object(void);
+struct json_object *cj_array(void);
+/* Append v to array arr; arr takes the reference. */
+void cj_push(struct json_object *arr, struct json_object *v);
+
+/* Add one member at the end of object o.  A NULL string is added as null. */
+void cj_str(struct json_object *o, const char *key, const char *val);
+void cj_u64(struct json_object *o, const char *key, uint64_t v);
+void cj_i64(struct json_object *o, const char *key, int64_t v);
+void cj_bool(struct json_object *o, const char *key, bool v);
+void cj_null(struct json_object *o, const char *key);
+/* A number with this many digits after the point ("%.*f": 1.500000 for
+ * 1.5 and 6); null when v is not finite (JSON has no inf or nan). */
+void cj_fixed(struct json_object *o, const char *key, double v, int decimals);
+/* Add v (any json-c value, e.g. an array or object) as member key of o;
+ * o takes the reference. */
+void cj_add(struct json_object *o, const char *key, struct json_object *v);
+
+/* The connection's members shared by every summary: rdmig_version, device,
+ * the inline settlement, bytes and messages inline and copied, and the
+ * messages_* objects (count per message type).  c may be NULL (zeros). */
+void mig_json_conn(struct json_object *o, const struct rdmig_conn *c);
+
+/* The text of v: one line, ", " between members and ": " after keys, '/'
+ * not escaped; NULL when out of memory.  v owns it. */
+const char *cj_text(struct json_object *v);
+/* Print cj_text(v) and a newline on stdout and free v (even on failure).
+ * 0, or -1 after a note on stderr. */
+int cj_print(struct json_object *v);
+
+#endif
