@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "cli_json.h"
 
 static void print_text(const struct rdmig_probe_report *r)
 {
@@ -27,26 +28,49 @@ static void print_text(const struct rdmig_probe_report *r)
 	}
 }
 
+static struct json_object *json_ladder(const struct rdmig_probe_report *r)
+{
+	struct json_object *o = cj_object();
+
+	cj_bool(o, "ok", !r->ladder_result);
+	cj_u64(o, "asked", r->ladder.asked);
+	cj_u64(o, "granted", r->ladder.granted);
+	cj_u64(o, "tries", r->ladder.tries);
+	cj_u64(o, "written_back", r->ladder.written_back);
+	return o;
+}
+
+static struct json_object *json_row(const struct rdmig_probe_row *w)
+{
+	struct json_object *o = cj_object();
+
+	cj_u64(o, "requested", w->requested);
+	cj_bool(o, "ok", !w->result);
+	cj_i64(o, "errno", -w->result);
+	cj_u64(o, "written_back", w->result ? 0 : w->written_back);
+	cj_u64(o, "queue_bytes", w->queue_bytes);
+	return o;
+}
+
+/* An array with one object per device; each names the tool's version. */
 static void print_json(const struct rdmig_probe_report *r, size_t n)
 {
-	printf("[");
+	struct json_object *arr = cj_array();
+
 	for (size_t d = 0; d < n; d++) {
-		printf("%s\n {\"device\": \"%s\", \"max_send_wr\": %u, \"max_send_sge\": %u, "
-		       "\"ladder\": {\"ok\": %s, \"asked\": %u, \"granted\": %u, \"tries\": %u, "
-		       "\"written_back\": %u}, \"rows\": [",
-		       d ? "," : "", r[d].device, r[d].max_send_wr, r[d].max_send_sge,
-		       r[d].ladder_result ? "false" : "true", r[d].ladder.asked, r[d].ladder.granted,
-		       r[d].ladder.tries, r[d].ladder.written_back);
-		for (int i = 0; i < RDMIG_PROBE_SIZES; i++) {
-			const struct rdmig_probe_row *w = &r[d].rows[i];
-			printf("%s{\"requested\": %u, \"ok\": %s, \"errno\": %d, \"written_back\": %u, "
-			       "\"queue_bytes\": %llu}",
-			       i ? ", " : "", w->requested, w->result ? "false" : "true", -w->result,
-			       w->result ? 0 : w->written_back, (unsigned long long)w->queue_bytes);
-		}
-		printf("]}");
+		struct json_object *o = cj_object(), *rows = cj_array();
+
+		cj_str(o, "device", r[d].device);
+		cj_u64(o, "max_send_wr", r[d].max_send_wr);
+		cj_u64(o, "max_send_sge", r[d].max_send_sge);
+		cj_add(o, "ladder", json_ladder(&r[d]));
+		for (int i = 0; i < RDMIG_PROBE_SIZES; i++)
+			cj_push(rows, json_row(&r[d].rows[i]));
+		cj_add(o, "rows", rows);
+		cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
+		cj_push(arr, o);
 	}
-	printf("\n]\n");
+	cj_print(arr);
 }
 
 int cmd_probe(int argc, char **argv)

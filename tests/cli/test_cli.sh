@@ -61,8 +61,30 @@ if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 		has "rdmig: hint:" && ok "rdmig send without a device: a hint" ||
 			bad "rdmig send: no hint"
 	fi
+	if "$RDMIG" probe --json >"$OUT" 2>/dev/null || [ -s "$OUT" ]; then
+		bad "rdmig probe --json without a device: expected a failure and nothing on stdout"
+	else
+		ok "rdmig probe --json without a device: no partial JSON"
+	fi
 else
 	echo "skip: this host has RDMA devices ($(ls /sys/class/infiniband | tr '\n' ' '))"
+	# probe --json (issue 19): a JSON array, one object per device, each with
+	# the tool's version (written by json-c; checked by Python's parser).
+	if ! command -v python3 >/dev/null; then
+		echo "skip: rdmig probe --json (no python3)"
+	elif "$RDMIG" probe --json >"$OUT" 2>/dev/null && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert isinstance(d, list) and d, "not a non-empty array"
+for dev in d:
+    assert dev["rdmig_version"] == sys.argv[2], dev.get("rdmig_version")
+    assert isinstance(dev["device"], str) and isinstance(dev["max_send_wr"], int)
+    assert isinstance(dev["ladder"]["ok"], bool) and isinstance(dev["rows"], list)
+' "$OUT" "$VERSION" >/dev/null 2>&1; then
+		ok "rdmig probe --json: valid JSON with rdmig_version"
+	else
+		bad "rdmig probe --json: not a JSON array of devices with rdmig_version $VERSION"
+	fi
 fi
 
 echo "$PASSED passed, $FAILED failed"
