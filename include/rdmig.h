@@ -463,7 +463,9 @@ struct rdmig_source;
 int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t nblocks,
 			struct rdmig_source **out);
 /* Append bytes to the opaque stream (sent as QEMU_FILE messages of at most
- * 32 KiB each). */
+ * 32 KiB each).  After rdmig_source_setup the writes handed over before are
+ * posted first, as QEMU does: the destination has their data in memory by
+ * the time these bytes arrive. */
 int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t len);
 /* RAM_BLOCKS_REQUEST / RESULT: learn the destination's blocks and check
  * their count and lengths; with PIN_ALL register every local block.

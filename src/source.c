@@ -139,15 +139,24 @@ static int answer_violation(struct rdmig_source *s, int ret)
 	return engine_msg_violation(ret) ? rdmig__engine_abort_keep(s->c, ret) : ret;
 }
 
+static int flush_pending(struct rdmig_source *s, bool last);
+
 int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t len)
 {
 	if (!s)
 		return RDMIG_EINVAL;
 	const uint8_t *p = buf;
+	int ret;
 
+	/* Stream bytes go after the data handed over before them, as QEMU's
+	 * stream does (it flushes its queued writes first): on one queue pair
+	 * the receiver then has that data once the bytes arrive, and may take
+	 * what the stream says about it (rdmig send's span digests) as final. */
+	if (s->set_up && (ret = flush_pending(s, false)))
+		return answer_violation(s, ret);
 	while (len) {
 		uint32_t n = len > RDMIG_MAX_STREAM_CHUNK ? RDMIG_MAX_STREAM_CHUNK : (uint32_t)len;
-		int ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, n, p});
+		ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, n, p});
 		if (ret)
 			return answer_violation(s, ret);
 		s->st.stream_bytes += n;
