@@ -12,11 +12,11 @@
  * same way (connect .. end of the iteration), but it hashes nothing and
  * sends no stream: what is left is the engine and the device.  Set next to
  * `rdmig send`, the difference is the tool's own work (its SHA-256 in
- * line with the transfer).  --hash inline adds that SHA-256 the way the
- * tool does it (each chunk after its writes were handed over); --hash
- * thread computes it on a second thread while the main one sends, and
- * the clock stops when both are done: what the tool would gain by
- * hashing beside the transfer instead of in line.
+ * line with the transfer).  --hash inline adds the tool's default digest
+ * (XXH3-128, tools/digest.c) of each chunk after its writes were handed
+ * over; --hash thread computes the digest of the whole block on a second
+ * thread while the main one sends, and the clock stops when both are
+ * done: what hashing beside the transfer costs.
  *
  * Both sides run in one guest and read the same file: the receiver learns
  * the block's length from it and, after its clock stopped, compares what
@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bench.h"
-#include "sha256.h"
+#include "digest.h"
 
 #define PAGE 4096u
 
@@ -130,11 +130,11 @@ static int write_chunk(struct rdmig_source *s, const uint8_t *base, uint64_t off
 	return run_len ? rdmig_source_write(s, 0, off + run, run_len) : 0;
 }
 
-/* The SHA-256 of a whole file, on its own thread (--hash thread). */
+/* The digest of a whole file, on its own thread (--hash thread). */
 struct hasher {
 	pthread_t thread;
 	const struct mapped_file *file;
-	uint8_t digest[SHA256_DIGEST_SIZE];
+	uint8_t digest[DIGEST_MAX];
 	double seconds;
 };
 
@@ -143,7 +143,7 @@ static void *hash_file(void *arg)
 	struct hasher *h = arg;
 	double t0 = bench_now_us();
 
-	sha256(h->file->p, (size_t)h->file->len, h->digest);
+	digest_compute(DIGEST_DEFAULT, h->file->p, (size_t)h->file->len, h->digest);
 	h->seconds = (bench_now_us() - t0) / 1e6;
 	return NULL;
 }
@@ -154,15 +154,15 @@ struct send_times {
 
 static void print_send_json(FILE *f, const struct bench_args *a, const struct rdmig_conn *c,
 			    const struct rdmig_engine_stats *st, uint64_t total,
-			    const struct send_times *t, const uint8_t digest[SHA256_DIGEST_SIZE])
+			    const struct send_times *t, const uint8_t digest[DIGEST_MAX])
 {
 	static const char *hash_name[] = {"none", "inline", "thread"};
-	char hex[2 * SHA256_DIGEST_SIZE + 1];
+	char hex[DIGEST_HEX_MAX];
 
-	sha256_hex(digest, hex);
+	digest_hex(digest, digest_size(DIGEST_DEFAULT), hex);
 	fprintf(f, "{\"command\": \"bulk-send\", \"file\": \"%s\", \"bytes_total\": %llu, "
 		   "\"seconds\": %.6f, \"setup_seconds\": %.6f, \"throughput_MBps\": %.2f, "
-		   "\"hash\": \"%s\", \"hash_seconds\": %.6f, \"sha256\": \"%s\", "
+		   "\"hash\": \"%s\", \"hash_seconds\": %.6f, \"digest\": \"%s\", "
 		   "\"bytes_written\": %llu, \"bytes_compressed\": %llu, \"writes_posted\": %llu, "
 		   "\"writes_signaled\": %llu, \"register_round_trips\": %llu, "
 		   "\"register_ahead\": %llu, \"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, "
@@ -181,7 +181,7 @@ static void print_send_json(FILE *f, const struct bench_args *a, const struct rd
 /* Hand every chunk to the library; with --hash inline, hash each chunk
  * after its writes, as `rdmig send` does. */
 static int send_chunks(struct rdmig_source *s, const struct bench_args *a,
-		       const struct mapped_file *file, struct sha256 *h, double *hash_us)
+		       const struct mapped_file *file, uint8_t *h, double *hash_us)
 {
 	for (uint64_t off = 0; off < file->len; off += RDMIG_CHUNK_SIZE) {
 		uint64_t n = file->len - off < RDMIG_CHUNK_SIZE ? file->len - off : RDMIG_CHUNK_SIZE;
@@ -189,7 +189,7 @@ static int send_chunks(struct rdmig_source *s, const struct bench_args *a,
 			return -1;
 		if (a->hash == BENCH_HASH_INLINE) {
 			double t0 = bench_now_us();
-			sha256_update(h, file->p + off, (size_t)n);
+			digest_compute(DIGEST_DEFAULT, file->p + off, (size_t)n, h);
 			*hash_us += bench_now_us() - t0;
 		}
 	}
@@ -205,8 +205,7 @@ int bench_bulk_send(const struct bench_args *a)
 	struct rdmig_opts o;
 	struct hasher hasher = {.file = &file};
 	struct send_times t = {0};
-	struct sha256 h;
-	uint8_t digest[SHA256_DIGEST_SIZE] = {0};
+	uint8_t digest[DIGEST_MAX] = {0};
 	double t0, hash_us = 0;
 	int ret = 1, hashing = 0;
 	FILE *json;
@@ -215,7 +214,6 @@ int bench_bulk_send(const struct bench_args *a)
 		return 1;
 	bench_opts(a, &o);
 	o.pin_all = a->pin_all;
-	sha256_init(&h);
 	t0 = bench_now_us(); /* as `rdmig send`: connect .. end of the iteration */
 	if (a->hash == BENCH_HASH_THREAD) {
 		if (pthread_create(&hasher.thread, NULL, hash_file, &hasher)) {
@@ -233,7 +231,7 @@ int bench_bulk_send(const struct bench_args *a)
 		goto out;
 	}
 	t.setup_us = bench_now_us() - t0;
-	if (send_chunks(s, a, &file, &h, &hash_us) || rdmig_source_end_iteration(s)) {
+	if (send_chunks(s, a, &file, digest, &hash_us) || rdmig_source_end_iteration(s)) {
 		bench_die("bulk-send", rdmig_source_errmsg(s));
 		goto out;
 	}
@@ -242,8 +240,6 @@ int bench_bulk_send(const struct bench_args *a)
 		hashing = 0;
 		memcpy(digest, hasher.digest, sizeof(digest));
 		hash_us = hasher.seconds * 1e6;
-	} else if (a->hash == BENCH_HASH_INLINE) {
-		sha256_final(&h, digest);
 	}
 	t.total_us = bench_now_us() - t0;
 	t.hash_seconds = hash_us / 1e6;

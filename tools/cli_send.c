@@ -9,8 +9,11 @@
  *                          otherwise -> a write per run of non-zero 4 KiB
  *                                       pages (zero pages are skipped: the
  *                                       destination's memory starts zeroed)
- *   -> end of iteration (REGISTER_FINISHED) -> stream trailer (SHA-256 of
- *   every block, computed meanwhile on a thread of its own) -> disconnect.
+ *   and, as soon as a 4 MiB span has been handed over and hashed (a pool of
+ *   threads hashes every span from the start), a digest record for the
+ *   destination to check it as it lands (verify.h)
+ *   -> end of iteration (REGISTER_FINISHED) -> the last records -> stream
+ *   trailer (every block's digest) -> disconnect.
  *
  * The second half of this file holds what send and recv share (options,
  * progress line, the human connection line); cli.h declares it.
@@ -29,17 +32,21 @@
 #include "cli.h"
 #include "cli_json.h"
 #include "cli_qemu.h"
-#include "hash_thread.h"
 #include "imgstream.h"
+#include "verify.h"
 
 #define PAGE 4096u
 #define KEEP_ALIVE_S 0.5 /* see keep_alive() */
+/* Spans of 4 MiB: the receiver checks 4 MiB at a time as the data lands,
+ * and a record per span costs one stream message per 4 MiB. */
+#define SPAN_SHIFT 22
 
 struct send_args {
 	struct mig_common m;
 	char host[256], port[16];
 	char **files;
 	int nfiles;
+	enum digest_alg verify;
 };
 
 /* One input file, mapped read-only. */
@@ -57,12 +64,10 @@ struct send_state {
 	struct rdmig_conn *conn;
 	struct rdmig_source *src;
 	struct mig_progress prog;
-	struct hash_region *hashes; /* one per block, hashed by hasher */
-	struct hash_thread *hasher;
+	struct verify vf;           /* span digests, hashed meanwhile */
+	uint64_t handed;            /* spans handed to the library so far */
 	uint64_t total, done, skipped_zero;
 	double t_start, t_end;
-	double hash_seconds;        /* the hasher's busy time */
-	double hash_wait_seconds;   /* how long the trailer waited for it */
 	double beat_every, last_beat; /* keep_alive(); 0: off */
 	char err[512];
 };
@@ -70,11 +75,15 @@ struct send_state {
 static void send_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig send --to ADDR:PORT [--pin-all] [--inline auto|0|N] [--json]\n"
-		   "                  [--chunk-size SIZE] [--timeout S] [-v] FILE|NAME=FILE...\n"
+		   "                  [--timeout S] [--verify xxh3-128|sha256|off]\n"
+		   "                  [--chunk-size SIZE] [-v] FILE|NAME=FILE...\n"
 		   "Each FILE becomes one RAM block named after its basename (or NAME).\n"
 		   "  --pin-all      ask the destination to register all its memory up front\n"
 		   "  --chunk-size SIZE  registration chunk, a power of two from 1M to 1G\n"
 		   "                 (default 1M); the receiver uses the same\n"
+		   "  --verify ALG   checksum every 4 MiB for the destination to check as it\n"
+		   "                 lands: xxh3-128 (default; against corruption), sha256, or\n"
+		   "                 off (the destination cannot check the data)\n"
 		   "  --inline       inline size of control messages (default auto)\n"
 		   "  --timeout S    give up when the destination stays silent this long\n"
 		   "                 (0: never; default %d)\n"
@@ -99,15 +108,21 @@ static void on_sigbus(int sig)
 static int parse_send_args(int argc, char **argv, struct send_args *a)
 {
 	static const struct option longopts[] = {
-		{"to", required_argument, NULL, 't'}, MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+		{"to", required_argument, NULL, 't'}, {"verify", required_argument, NULL, 'V'},
+		MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
 	const char *to = NULL;
 	char err[300];
 	int c, r;
 
 	mig_common_init(&a->m);
-	while ((c = getopt_long(argc, argv, "t:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
+	a->verify = DIGEST_DEFAULT;
+	while ((c = getopt_long(argc, argv, "t:V:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
 		if (c == 't')
 			to = optarg;
+		else if (c == 'V' && digest_parse(optarg, &a->verify))
+			return cli_fail("send", "--verify takes xxh3-128, sha256 or off (see --help)") + 1;
+		else if (c == 'V')
+			continue;
 		else if ((r = mig_other_option(&a->m, "send", c, optarg, send_usage)))
 			return r;
 	}
@@ -293,14 +308,31 @@ static int keep_alive(struct send_state *s)
 	return rdmig_send(s->conn, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0, NULL});
 }
 
-/* Send one block chunk by chunk (the hasher hashes it meanwhile). */
+static int write_stream_bytes(void *ctx, const void *buf, size_t len)
+{
+	struct send_state *s = ctx;
+
+	return rdmig_source_write_stream(s->src, buf, len);
+}
+
+/* Spans [0, handed) are in the library's hands: their records may go. */
+static int spans_handed(struct send_state *s, uint64_t handed)
+{
+	s->handed = handed;
+	return verify_send_ready(&s->vf, s->desc, (uint32_t)s->a.nfiles, handed,
+				 write_stream_bytes, s, s->err, sizeof(s->err));
+}
+
+/* Send one block chunk by chunk (the pool hashes it meanwhile), and the
+ * records of its spans as they are handed over and hashed. */
 static int send_block(struct send_state *s, uint32_t b)
 {
 	const uint8_t *base = s->f[b].map;
 	uint64_t len = s->f[b].length;
+	uint64_t chunk = s->a.m.opts.chunk_size ? s->a.m.opts.chunk_size : RDMIG_CHUNK_SIZE;
 
-	for (uint64_t off = 0; off < len; off += RDMIG_CHUNK_SIZE) {
-		uint64_t n = len - off < RDMIG_CHUNK_SIZE ? len - off : RDMIG_CHUNK_SIZE;
+	for (uint64_t off = 0; off < len; off += chunk) {
+		uint64_t n = len - off < chunk ? len - off : chunk;
 		int ret;
 
 		if (cli_cancelled())
@@ -309,63 +341,62 @@ static int send_block(struct send_state *s, uint32_t b)
 			ret = rdmig_source_write(s->src, b, off, n);
 		else
 			ret = send_pages(s, b, off, n);
-		if (ret || keep_alive(s))
+		if (ret || keep_alive(s) ||
+		    spans_handed(s, s->desc[b].first_span + ((off + n) >> SPAN_SHIFT)))
 			return -1;
 		s->done += n;
 		mig_progress(&s->prog, s->done);
 	}
-	return 0;
+	return spans_handed(s, s->desc[b].first_span + s->desc[b].nspans);
 }
 
-/* SHA-256 of every block for the trailer, on a thread of its own: on one
- * thread hashing took turns with the writes and set the pace. */
+/* Hash every span of every block on a pool of threads, ahead of the writes:
+ * on one thread hashing took turns with the writes and set the pace. */
 static int start_hashing(struct send_state *s)
 {
-	s->hashes = calloc((size_t)s->a.nfiles, sizeof(*s->hashes));
-	if (!s->hashes) {
+	const uint8_t **mems = calloc((size_t)s->a.nfiles, sizeof(*mems));
+	int ret;
+
+	if (!mems) {
 		snprintf(s->err, sizeof(s->err), "out of memory");
 		return -1;
 	}
 	for (int i = 0; i < s->a.nfiles; i++)
-		s->hashes[i] = (struct hash_region){s->f[i].map, s->f[i].length, {0}};
-	if (hash_thread_start(s->hashes, (size_t)s->a.nfiles, &s->hasher)) {
-		snprintf(s->err, sizeof(s->err), "cannot start the hashing thread: %s",
-			 strerror(errno));
-		return -1;
-	}
-	return 0;
+		mems[i] = s->f[i].map;
+	ret = verify_start(&s->vf, s->a.verify, 0, s->desc, (uint32_t)s->a.nfiles, SPAN_SHIFT,
+			   mems, true, NULL, NULL, s->err, sizeof(s->err));
+	free(mems);
+	return ret;
 }
 
-/* Wait for the digests (the migration ends with them) and take them.  The
- * destination waits for the trailer meanwhile: keep it from giving up
- * after --timeout of silence (and notice if it went away), and give way to
- * SIGINT/SIGTERM. */
+/* While the end waits for the last digests: keep the destination from
+ * giving up after --timeout of silence (and notice if it went away), and
+ * give way to SIGINT/SIGTERM. */
+static int hashing_tick(void *ctx)
+{
+	struct send_state *s = ctx;
+
+	return cli_cancelled() || keep_alive(s);
+}
+
+/* The last records and every block's digest (the migration ends with them). */
 static int finish_hashing(struct send_state *s)
 {
-	const struct timespec tick = {0, 10 * 1000 * 1000};
-	double t0 = mig_now();
-
 	s->beat_every = KEEP_ALIVE_S;
-	while (!hash_thread_done(s->hasher)) {
-		if (cli_cancelled() || keep_alive(s))
-			return -1;
-		nanosleep(&tick, NULL);
-	}
-	s->hash_seconds = hash_thread_finish(s->hasher, false);
-	s->hasher = NULL;
-	s->hash_wait_seconds = mig_now() - t0;
-	for (int i = 0; i < s->a.nfiles; i++)
-		memcpy(s->desc[i].sha256, s->hashes[i].digest, SHA256_DIGEST_SIZE);
-	return 0;
+	return verify_send_finish(&s->vf, s->desc, (uint32_t)s->a.nfiles, write_stream_bytes,
+				  hashing_tick, s, s->err, sizeof(s->err));
 }
 
 static int write_stream_part(struct send_state *s, int trailer)
 {
+	uint64_t chunk = s->a.m.opts.chunk_size ? s->a.m.opts.chunk_size : RDMIG_CHUNK_SIZE;
+	struct imgs_params prm = {s->a.verify, SPAN_SHIFT, (uint32_t)__builtin_ctzll(chunk)};
 	uint8_t *buf;
 	size_t len;
 	uint32_t n = (uint32_t)s->a.nfiles;
-	int ret = trailer ? imgs_encode_trailer(s->desc, n, &buf, &len, s->err, sizeof(s->err))
-			  : imgs_encode_header(s->desc, n, &buf, &len, s->err, sizeof(s->err));
+	int ret = trailer ? imgs_encode_trailer(s->a.verify, s->desc, n, &buf, &len, s->err,
+						sizeof(s->err))
+			  : imgs_encode_header(&prm, s->desc, n, &buf, &len, s->err, sizeof(s->err));
 
 	if (ret)
 		return -1;
@@ -435,13 +466,13 @@ static struct json_object *json_blocks(const struct send_state *s)
 
 	for (int i = 0; i < s->a.nfiles; i++) {
 		struct json_object *b = cj_object();
-		char hex[65];
+		char hex[DIGEST_HEX_MAX];
 
-		sha256_hex(s->desc[i].sha256, hex);
+		digest_hex(s->desc[i].digest, s->vf.dsize, hex);
 		cj_str(b, "name", s->desc[i].name);
 		cj_str(b, "file", s->f[i].path);
 		cj_u64(b, "length", s->desc[i].length);
-		cj_str(b, "sha256", hex);
+		cj_str(b, "digest", hex);
 		cj_push(arr, b);
 	}
 	return arr;
@@ -465,8 +496,10 @@ static void print_json(const struct send_state *s, const struct rdmig_engine_sta
 	cj_u64(o, "bytes_skipped_zero", s->skipped_zero);
 	cj_u64(o, "stream_bytes", st->stream_bytes);
 	cj_fixed(o, "seconds", secs, 6);
-	cj_fixed(o, "hash_seconds", s->hash_seconds, 6);
-	cj_fixed(o, "hash_wait_seconds", s->hash_wait_seconds, 6);
+	cj_str(o, "verify", digest_name(s->a.verify));
+	cj_u64(o, "hash_threads", s->vf.threads);
+	cj_fixed(o, "hash_seconds", s->vf.hash_seconds, 6);
+	cj_fixed(o, "hash_exposed_seconds", s->vf.exposed_seconds, 6);
 	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->total / secs / 1e6 : 0.0, 2);
 	cj_u64(o, "writes_posted", st->writes_posted);
 	cj_u64(o, "writes_signaled", st->writes_signaled);
@@ -491,11 +524,15 @@ static void print_human(const struct send_state *s, const struct rdmig_engine_st
 	       s->a.nfiles == 1 ? "" : "s", mig_size(s->total, a, sizeof(a)), secs,
 	       secs > 0 ? (double)s->total / secs / 1e6 : 0.0,
 	       caps.flags & RDMIG_CAP_PIN_ALL ? "pin-all" : "dynamic");
-	printf("send: written %s, compressed %s, skipped as zero %s, stream %s; "
-	       "hashing took %.2f s on its own thread, %.2f s of it after the data\n",
+	printf("send: written %s, compressed %s, skipped as zero %s, stream %s\n",
 	       mig_size(st->bytes_written, a, sizeof(a)), mig_size(st->bytes_compressed, b, sizeof(b)),
-	       mig_size(s->skipped_zero, c, sizeof(c)), mig_size(st->stream_bytes, d, sizeof(d)),
-	       s->hash_seconds, s->hash_wait_seconds);
+	       mig_size(s->skipped_zero, c, sizeof(c)), mig_size(st->stream_bytes, d, sizeof(d)));
+	if (s->a.verify == DIGEST_OFF)
+		printf("send: no checksums (--verify off)\n");
+	else
+		printf("send: %s of every 4 MiB span took %.2f s on %u thread%s, %.2f s of it "
+		       "after the data\n", digest_name(s->a.verify), s->vf.hash_seconds,
+		       s->vf.threads, s->vf.threads == 1 ? "" : "s", s->vf.exposed_seconds);
 	printf("send: %llu RDMA writes, %llu register round trips (%llu ahead of the previous "
 	       "write; p50 %.1f us, p99 %.1f us), %llu iteration%s\n",
 	       (unsigned long long)st->writes_posted, (unsigned long long)st->register_requests,
@@ -549,8 +586,7 @@ static int send_failed(struct send_state *s, int ret)
 
 static void cleanup(struct send_state *s)
 {
-	hash_thread_finish(s->hasher, true); /* before the files go */
-	free(s->hashes);
+	verify_free(&s->vf); /* stops the threads: before the files go */
 	rdmig_source_destroy(s->src);
 	rdmig_conn_destroy(s->conn); /* a clean disconnect ends the migration */
 	for (int i = 0; s->f && i < s->a.nfiles; i++)

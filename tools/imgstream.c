@@ -8,15 +8,18 @@
 
 /* Parser states, in stream order; each names the field being collected. */
 enum {
-	S_MAGIC, S_VERSION, S_COUNT,       /* header, once */
-	S_NAMELEN, S_NAME, S_LENGTH,       /* header, per block */
-	S_TMAGIC, S_DIGEST,                /* trailer */
+	S_MAGIC, S_VERSION, S_COUNT, S_PARAMS, /* header, once */
+	S_NAMELEN, S_NAME, S_LENGTH,           /* header, per block */
+	S_RMAGIC,                              /* a record's or the trailer's magic */
+	S_RBLOCK, S_RFIRST, S_RCOUNT, S_RDIGEST, /* digest record */
+	S_TDIGEST,                             /* trailer */
 	S_DONE, S_FAILED,
 };
 
 static const char *const field_names[] = {
-	"header magic", "version", "block count", "name length", "name", "block length",
-	"trailer magic", "checksum",
+	"header magic", "version", "block count", "parameters", "name length", "name",
+	"block length", "record or trailer magic", "record block", "record first span",
+	"record span count", "span digest", "block digest",
 };
 
 static uint64_t get_be(const uint8_t *p, size_t n)
@@ -61,12 +64,32 @@ static long find_name(const struct imgs_block *blocks, uint32_t index, const cha
 	return -1;
 }
 
-int imgs_encode_header(const struct imgs_block *blocks, uint32_t n, uint8_t **out,
-		       size_t *outlen, char *err, size_t errlen)
+uint64_t imgs_spans(uint64_t length, uint32_t span_shift)
 {
-	size_t size = 12;
+	return (length >> span_shift) + ((length & ((1ull << span_shift) - 1)) != 0);
+}
+
+static int check_params(const struct imgs_params *prm, char *err, size_t errlen)
+{
+	if (!digest_name(prm->digest)) {
+		snprintf(err, errlen, "digest %u is unknown (0 off, 1 xxh3-128, 2 sha256)",
+			 prm->digest);
+		return -1;
+	}
+	if (prm->span_shift < IMGS_MIN_SHIFT || prm->span_shift > IMGS_MAX_SHIFT ||
+	    prm->chunk_shift < IMGS_MIN_SHIFT || prm->chunk_shift > IMGS_MAX_SHIFT) {
+		snprintf(err, errlen, "span 2^%u and chunk 2^%u bytes (each must be 2^%u to 2^%u)",
+			 prm->span_shift, prm->chunk_shift, IMGS_MIN_SHIFT, IMGS_MAX_SHIFT);
+		return -1;
+	}
+	return 0;
+}
+
+/* Check the blocks of a header to be encoded; the bytes it will take. */
+static int check_blocks(const struct imgs_block *blocks, uint32_t n, size_t *size, char *err,
+			size_t errlen)
+{
 	uint64_t total = 0;
-	uint8_t *buf, *p;
 
 	if (n < 1 || n > IMGS_MAX_BLOCKS) {
 		snprintf(err, errlen, "%u blocks (must be 1 to %u)", n, IMGS_MAX_BLOCKS);
@@ -88,46 +111,97 @@ int imgs_encode_header(const struct imgs_block *blocks, uint32_t n, uint8_t **ou
 			return -1;
 		}
 		total += blocks[i].length;
-		size += 2 + len + 8;
+		*size += 2 + len + 8;
 	}
-	if (!(buf = malloc(size))) {
-		snprintf(err, errlen, "out of memory for a %zu-byte stream header", size);
+	return 0;
+}
+
+static int alloc_out(size_t size, const char *what, uint8_t **out, size_t *outlen, char *err,
+		     size_t errlen)
+{
+	if (!(*out = malloc(size ? size : 1))) {
+		snprintf(err, errlen, "out of memory for a %zu-byte stream %s", size, what);
 		return -1;
 	}
-	p = put_be(buf, IMGS_HEADER_MAGIC, 4);
+	*outlen = size;
+	return 0;
+}
+
+int imgs_encode_header(const struct imgs_params *prm, struct imgs_block *blocks, uint32_t n,
+		       uint8_t **out, size_t *outlen, char *err, size_t errlen)
+{
+	size_t size = 16;
+	uint64_t span = 0;
+	uint8_t *p;
+
+	if (check_params(prm, err, errlen) || check_blocks(blocks, n, &size, err, errlen) ||
+	    alloc_out(size, "header", out, outlen, err, errlen))
+		return -1;
+	p = put_be(*out, IMGS_HEADER_MAGIC, 4);
 	p = put_be(p, IMGS_VERSION, 4);
 	p = put_be(p, n, 4);
+	*p++ = (uint8_t)prm->digest;
+	*p++ = (uint8_t)prm->span_shift;
+	*p++ = (uint8_t)prm->chunk_shift;
+	*p++ = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		size_t len = strlen(blocks[i].name);
 		p = put_be(p, len, 2);
 		memcpy(p, blocks[i].name, len);
 		p = put_be(p + len, blocks[i].length, 8);
+		blocks[i].first_span = span;
+		blocks[i].nspans = (uint32_t)imgs_spans(blocks[i].length, prm->span_shift);
+		span += blocks[i].nspans;
 	}
-	*out = buf;
-	*outlen = size;
 	return 0;
 }
 
-int imgs_encode_trailer(const struct imgs_block *blocks, uint32_t n, uint8_t **out,
-			size_t *outlen, char *err, size_t errlen)
+int imgs_encode_record(uint32_t alg, uint32_t block, uint32_t first, uint32_t n,
+		       const uint8_t *digests, uint8_t **out, size_t *outlen, char *err,
+		       size_t errlen)
 {
-	size_t size = 4 + (size_t)n * SHA256_DIGEST_SIZE;
-	uint8_t *buf, *p;
+	size_t dsize = digest_size(alg);
+	uint8_t *p;
+
+	if (!dsize || n < 1 || n > IMGS_MAX_RECORD_SPANS) {
+		snprintf(err, errlen, "a record of %u %s digests (must be 1 to %u, not off)", n,
+			 digest_name(alg) ? digest_name(alg) : "unknown", IMGS_MAX_RECORD_SPANS);
+		return -1;
+	}
+	if (alloc_out(16 + n * dsize, "record", out, outlen, err, errlen))
+		return -1;
+	p = put_be(*out, IMGS_DIGEST_MAGIC, 4);
+	p = put_be(p, block, 4);
+	p = put_be(p, first, 4);
+	p = put_be(p, n, 4);
+	memcpy(p, digests, n * dsize);
+	return 0;
+}
+
+int imgs_encode_trailer(uint32_t alg, const struct imgs_block *blocks, uint32_t n,
+			uint8_t **out, size_t *outlen, char *err, size_t errlen)
+{
+	size_t dsize = digest_size(alg);
+	uint8_t *p;
 
 	if (n < 1 || n > IMGS_MAX_BLOCKS) {
 		snprintf(err, errlen, "%u blocks (must be 1 to %u)", n, IMGS_MAX_BLOCKS);
 		return -1;
 	}
-	if (!(buf = malloc(size))) {
-		snprintf(err, errlen, "out of memory for a %zu-byte stream trailer", size);
+	if (alloc_out(4 + (size_t)n * dsize, "trailer", out, outlen, err, errlen))
 		return -1;
-	}
-	p = put_be(buf, IMGS_TRAILER_MAGIC, 4);
-	for (uint32_t i = 0; i < n; i++, p += SHA256_DIGEST_SIZE)
-		memcpy(p, blocks[i].sha256, SHA256_DIGEST_SIZE);
-	*out = buf;
-	*outlen = size;
+	p = put_be(*out, IMGS_TRAILER_MAGIC, 4);
+	for (uint32_t i = 0; i < n; i++, p += dsize)
+		memcpy(p, blocks[i].digest, dsize);
 	return 0;
+}
+
+void imgs_block_digest(uint32_t alg, const uint8_t *span_digests, uint32_t n,
+		       uint8_t out[DIGEST_MAX])
+{
+	static const uint8_t nothing;
+
+	digest_compute(alg, n ? span_digests : &nothing, (size_t)n * digest_size(alg), out);
 }
 
 /* ------------------------------------------------------------- parser -- */
@@ -166,7 +240,9 @@ void imgs_parser_init(struct imgs_parser *p, uint64_t max_total)
 void imgs_parser_free(struct imgs_parser *p)
 {
 	free(p->blocks);
+	free(p->span_digests);
 	p->blocks = NULL;
+	p->span_digests = NULL;
 }
 
 static int magic_fail(struct imgs_parser *p, uint64_t v, uint32_t want)
@@ -191,6 +267,141 @@ static int add_length(struct imgs_parser *p, uint64_t len)
 	return 0;
 }
 
+static int version_fail(struct imgs_parser *p, uint64_t v)
+{
+	if (v == 1)
+		return fail(p, "version 1 comes from an older rdmig, and this rdmig reads version "
+			    "%u only (version 1 checked one SHA-256 per block after the transfer, "
+			    "version 2 checks span digests as the data lands): run the same rdmig "
+			    "release on both ends", IMGS_VERSION);
+	return fail(p, "version %llu is not supported (this rdmig reads version %u)",
+		    (unsigned long long)v, IMGS_VERSION);
+}
+
+static int params_done(struct imgs_parser *p)
+{
+	char why[160];
+
+	p->prm = (struct imgs_params){p->acc[0], p->acc[1], p->acc[2]};
+	if (check_params(&p->prm, why, sizeof(why)))
+		return fail(p, "%s", why);
+	if (p->acc[3])
+		return fail(p, "reserved byte is 0x%02x (must be 0)", p->acc[3]);
+	p->dsize = digest_size(p->prm.digest);
+	p->chunk_size = 1u << p->prm.chunk_shift;
+	expect(p, S_NAMELEN, 2);
+	return 0;
+}
+
+/* The last block's length is in: number the spans, make room for their
+ * digests, and look for the first record (or the trailer). */
+static int header_done(struct imgs_parser *p)
+{
+	for (uint32_t i = 0; i < p->count; i++) {
+		p->blocks[i].first_span = p->spans_total;
+		p->blocks[i].nspans = (uint32_t)imgs_spans(p->blocks[i].length, p->prm.span_shift);
+		p->spans_total += p->blocks[i].nspans;
+	}
+	if (p->dsize && !(p->span_digests = calloc(p->spans_total ? p->spans_total : 1, p->dsize)))
+		return fail(p, "out of memory for %llu span digests",
+			    (unsigned long long)p->spans_total);
+	p->index = 0;
+	expect(p, S_RMAGIC, 4);
+	return IMGS_EV_HEADER;
+}
+
+/* The block whose span is due next (the first with spans still unknown). */
+static uint32_t due_block(const struct imgs_parser *p)
+{
+	uint32_t b = p->index;
+
+	while (b < p->count && p->spans_known >= p->blocks[b].first_span + p->blocks[b].nspans)
+		b++;
+	return b;
+}
+
+static int rmagic_done(struct imgs_parser *p, uint64_t v)
+{
+	uint32_t b = due_block(p);
+
+	if (v == IMGS_DIGEST_MAGIC) {
+		if (!p->dsize)
+			return fail(p, "a digest record, but the header said the digest is off");
+		if (b >= p->count)
+			return fail(p, "a digest record after the digests of every span");
+		expect(p, S_RBLOCK, 4);
+		return 0;
+	}
+	if (v != IMGS_TRAILER_MAGIC)
+		return fail(p, "0x%08llx, expected 0x%08x (\"RMID\") or 0x%08x (\"RMIT\")",
+			    (unsigned long long)v, IMGS_DIGEST_MAGIC, IMGS_TRAILER_MAGIC);
+	if (p->dsize && b < p->count)
+		return fail(p, "the trailer came before the digest of span %llu of block %u '%s'",
+			    (unsigned long long)(p->spans_known - p->blocks[b].first_span), b,
+			    p->blocks[b].name);
+	p->index = 0;
+	if (!p->dsize) {
+		expect(p, S_DONE, 0);
+		return IMGS_EV_TRAILER;
+	}
+	expect(p, S_TDIGEST, p->dsize);
+	return 0;
+}
+
+/* A record's block, first span and count must go on exactly where the
+ * previous record stopped, within one block. */
+static int record_field_done(struct imgs_parser *p, uint64_t v)
+{
+	uint32_t b = due_block(p);
+	const struct imgs_block *due = &p->blocks[b];
+	uint64_t at = p->spans_known - due->first_span;
+
+	switch (p->state) {
+	case S_RBLOCK:
+		if (v != b)
+			return fail(p, "block %llu, but the next span due is in block %u '%s'",
+				    (unsigned long long)v, b, due->name);
+		expect(p, S_RFIRST, 4);
+		return 0;
+	case S_RFIRST:
+		if (v != at)
+			return fail(p, "span %llu of block %u, but span %llu is due",
+				    (unsigned long long)v, b, (unsigned long long)at);
+		expect(p, S_RCOUNT, 4);
+		return 0;
+	}
+	if (v < 1 || v > IMGS_MAX_RECORD_SPANS || v > due->nspans - at)
+		return fail(p, "%llu spans (1 to %u, and block %u has %llu left from span %llu)",
+			    (unsigned long long)v, IMGS_MAX_RECORD_SPANS, b,
+			    (unsigned long long)(due->nspans - at), (unsigned long long)at);
+	p->rec_left = (uint32_t)v;
+	expect(p, S_RDIGEST, p->dsize);
+	return 0;
+}
+
+static int span_digest_done(struct imgs_parser *p)
+{
+	memcpy(p->span_digests + p->spans_known * p->dsize, p->acc, p->dsize);
+	p->spans_known++;
+	p->index = due_block(p);
+	if (--p->rec_left)
+		expect(p, S_RDIGEST, p->dsize);
+	else
+		expect(p, S_RMAGIC, 4);
+	return IMGS_EV_SPANS;
+}
+
+static int block_digest_done(struct imgs_parser *p)
+{
+	memcpy(p->blocks[p->index].digest, p->acc, p->dsize);
+	if (++p->index < p->count) {
+		expect(p, S_TDIGEST, p->dsize);
+		return 0;
+	}
+	expect(p, S_DONE, 0);
+	return IMGS_EV_TRAILER;
+}
+
 /* The current field (p->need bytes in p->acc) is complete: check it and
  * move on.  Returns IMGS_EV_* bits, or -1. */
 static int field_done(struct imgs_parser *p)
@@ -206,8 +417,7 @@ static int field_done(struct imgs_parser *p)
 		return 0;
 	case S_VERSION:
 		if (v != IMGS_VERSION)
-			return fail(p, "version %llu is not supported (this rdmig reads version %u)",
-				    (unsigned long long)v, IMGS_VERSION);
+			return version_fail(p, v);
 		expect(p, S_COUNT, 4);
 		return 0;
 	case S_COUNT:
@@ -218,8 +428,10 @@ static int field_done(struct imgs_parser *p)
 			return fail(p, "out of memory for %llu block descriptions",
 				    (unsigned long long)v);
 		p->count = (uint32_t)v;
-		expect(p, S_NAMELEN, 2);
+		expect(p, S_PARAMS, 4);
 		return 0;
+	case S_PARAMS:
+		return params_done(p);
 	case S_NAMELEN:
 		if (v < 1 || v > IMGS_MAX_NAME)
 			return fail(p, "block %u: name length %llu (must be 1 to %u)", p->index,
@@ -245,22 +457,17 @@ static int field_done(struct imgs_parser *p)
 			expect(p, S_NAMELEN, 2);
 			return 0;
 		}
-		p->index = 0;
-		expect(p, S_TMAGIC, 4);
-		return IMGS_EV_HEADER;
-	case S_TMAGIC:
-		if (v != IMGS_TRAILER_MAGIC)
-			return magic_fail(p, v, IMGS_TRAILER_MAGIC);
-		expect(p, S_DIGEST, SHA256_DIGEST_SIZE);
-		return 0;
-	case S_DIGEST:
-		memcpy(b->sha256, p->acc, SHA256_DIGEST_SIZE);
-		if (++p->index < p->count) {
-			expect(p, S_DIGEST, SHA256_DIGEST_SIZE);
-			return 0;
-		}
-		expect(p, S_DONE, 0);
-		return IMGS_EV_TRAILER;
+		return header_done(p);
+	case S_RMAGIC:
+		return rmagic_done(p, v);
+	case S_RBLOCK:
+	case S_RFIRST:
+	case S_RCOUNT:
+		return record_field_done(p, v);
+	case S_RDIGEST:
+		return span_digest_done(p);
+	case S_TDIGEST:
+		return block_digest_done(p);
 	}
 	return fail(p, "internal: state %d", p->state);
 }
@@ -309,12 +516,12 @@ int imgs_finish(struct imgs_parser *p)
 		return 0;
 	if (p->state == S_FAILED)
 		return -1;
-	if ((p->state >= S_NAMELEN && p->state <= S_LENGTH) || p->state == S_DIGEST)
+	if ((p->state >= S_NAMELEN && p->state <= S_LENGTH) || p->state == S_TDIGEST)
 		snprintf(where, sizeof(where), " of block %u of %u", p->index, p->count);
 	snprintf(p->err, sizeof(p->err), "the stream ended after %llu bytes, inside the %s: "
 		 "%zu of the %zu bytes of the %s%s", (unsigned long long)p->offset,
-		 p->state < S_TMAGIC ? "header" : "trailer", p->have, p->need,
-		 field_names[p->state], where);
+		 p->state < S_RMAGIC ? "header" : p->state < S_TDIGEST ? "digest records" : "trailer",
+		 p->have, p->need, field_names[p->state], where);
 	p->state = S_FAILED;
 	return -1;
 }

@@ -17,8 +17,8 @@
 #                32M pin-all: 32M needs at least 16x fewer REGISTER round
 #                trips than 1M; prints the seconds of each ("# timing").
 #
-# Until the image stream carries the chunk size (its v2 header), recv is
-# told the source's chunk size with --chunk-size.
+# recv learns the source's chunk size from the image stream's (v2) header;
+# shapes also gives recv a --chunk-size that disagrees, which it refuses.
 # Prints "ok - ..." / "FAIL - ..." per check and "N passed, N failed".
 
 # shellcheck disable=SC2317 # helpers run through check() and trap
@@ -58,8 +58,10 @@ trap cleanup EXIT
 
 json_num() { grep -o "\"$2\": [0-9.]*" "$1" 2>/dev/null | head -n1 | sed 's/.*: //'; }
 
-# run TAG OUT CHUNK FLAGS FILE...: recv, then send, with --chunk-size CHUNK
-# on both and FLAGS (e.g. --pin-all) on both.  Sets SEND_RC, RECV_RC.
+# run TAG OUT CHUNK FLAGS FILE...: recv, then send with --chunk-size CHUNK
+# (recv too when RECV_CHUNK is set: that size), FLAGS (e.g. --pin-all) on
+# both.  Sets SEND_RC, RECV_RC.
+RECV_CHUNK=
 run() {
 	local tag=$1 out=$2 chunk=$3 flags=$4 i
 	shift 4
@@ -68,7 +70,8 @@ run() {
 	PORT=$((PORT + 1))
 	# shellcheck disable=SC2086 # flags is a list of words
 	timeout 600 "$RDMIG" recv --listen "$IP:$PORT" --out "$out" --timeout 120 --json -v \
-		--chunk-size "$chunk" $flags >"$WORK/$tag.recv.json" 2>"$WORK/$tag.recv.err" </dev/null &
+		${RECV_CHUNK:+--chunk-size "$RECV_CHUNK"} $flags >"$WORK/$tag.recv.json" \
+		2>"$WORK/$tag.recv.err" </dev/null &
 	RPID=$!
 	for ((i = 0; i < 600; i++)); do
 		grep -q '^recv: listening on' "$WORK/$tag.recv.err" 2>/dev/null && break
@@ -149,6 +152,13 @@ case_shapes() {
 			rm -rf "$out"
 		done
 	done
+	# a receiver told another chunk size than the source's header says
+	RECV_CHUNK=4M run mismatch "$WORK/out.mismatch" 32M "" "$d/tiny.bin"
+	check "recv --chunk-size 4M, send 32M: recv refuses (exit $RECV_RC)" [ "$RECV_RC" = 1 ]
+	check "... saying it is a chunk-size mismatch" \
+		grep -q "chunk-size mismatch: --chunk-size 4194304 here.* 33554432 bytes" \
+		"$WORK/mismatch.recv.err"
+	check "... the source fails too (exit $SEND_RC)" [ "$SEND_RC" != 0 ]
 }
 
 sixteen_times_fewer() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && [ $(($2 * 16)) -le "$1" ]; }

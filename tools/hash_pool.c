@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* hash_pool.c - span digests on a pool of threads (see hash_pool.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include "hash_pool.h"
+
+#define MAX_THREADS 8
+
+struct hash_pool {
+	enum digest_alg alg;
+	struct hash_job *jobs;
+	size_t njobs;
+	pthread_mutex_t lock;
+	pthread_cond_t work;   /* released grew, or stop */
+	pthread_cond_t done;   /* a job finished */
+	size_t released;       /* jobs [0, released) may run */
+	size_t next;           /* the next job to hand out */
+	size_t done_prefix;    /* jobs [0, done_prefix) are done */
+	bool *finished;        /* per job */
+	bool stop, draining;
+	double busy;           /* seconds hashed, all threads */
+	hash_after_fn after;
+	void *after_ctx;
+	unsigned nthreads;
+	pthread_t tids[MAX_THREADS];
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+unsigned hash_pool_default_threads(void)
+{
+	const char *env = getenv("RDMIG_HASH_THREADS");
+	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
+}
+
+/* The next job to run, or SIZE_MAX when the thread should exit. */
+static size_t take_job(struct hash_pool *p)
+{
+	size_t i = SIZE_MAX;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop && !p->draining && p->next >= p->released)
+		pthread_cond_wait(&p->work, &p->lock);
+	if (!p->stop && p->next < p->released)
+		i = p->next++;
+	pthread_mutex_unlock(&p->lock);
+	return i;
+}
+
+static void job_done(struct hash_pool *p, size_t i, double seconds)
+{
+	pthread_mutex_lock(&p->lock);
+	p->finished[i] = true;
+	while (p->done_prefix < p->njobs && p->finished[p->done_prefix])
+		p->done_prefix++;
+	p->busy += seconds;
+	pthread_cond_broadcast(&p->done);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void *worker(void *arg)
+{
+	struct hash_pool *p = arg;
+	size_t i;
+
+	while ((i = take_job(p)) != SIZE_MAX) {
+		struct hash_job *j = &p->jobs[i];
+		double t0 = now_s();
+		digest_compute(p->alg, j->p, (size_t)j->len, j->out);
+		if (p->after)
+			p->after(p->after_ctx, j);
+		job_done(p, i, now_s() - t0);
+	}
+	return NULL;
+}
+
+static void pool_free(struct hash_pool *p)
+{
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->done);
+	free(p->finished);
+	free(p);
+}
+
+/* Start the threads with SIGINT and SIGTERM blocked (they inherit the
+ * mask); 0 when at least one runs. */
+static int start_threads(struct hash_pool *p, unsigned want)
+{
+	sigset_t block, old;
+	int ret = 0;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	while (p->nthreads < want && !(ret = pthread_create(&p->tids[p->nthreads], NULL, worker, p)))
+		p->nthreads++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!p->nthreads)
+		errno = ret;
+	return p->nthreads ? 0 : -1;
+}
+
+int hash_pool_start(enum digest_alg alg, unsigned threads, struct hash_job *jobs, size_t njobs,
+		    struct hash_pool **out)
+{
+	struct hash_pool *p = calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (!p || !(p->finished = calloc(njobs ? njobs : 1, sizeof(bool)))) {
+		free(p);
+		errno = ENOMEM;
+		return -1;
+	}
+	p->alg = alg;
+	p->jobs = jobs;
+	p->njobs = njobs;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->done, NULL);
+	if (!threads)
+		threads = hash_pool_default_threads();
+	if (start_threads(p, threads > MAX_THREADS ? MAX_THREADS : threads)) {
+		pool_free(p);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+unsigned hash_pool_threads(const struct hash_pool *p)
+{
+	return p ? p->nthreads : 0;
+}
+
+void hash_pool_set_after(struct hash_pool *p, hash_after_fn after, void *ctx)
+{
+	pthread_mutex_lock(&p->lock);
+	p->after = after;
+	p->after_ctx = ctx;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void hash_pool_release(struct hash_pool *p, size_t upto)
+{
+	pthread_mutex_lock(&p->lock);
+	if (upto > p->njobs)
+		upto = p->njobs;
+	if (upto > p->released) {
+		p->released = upto;
+		pthread_cond_broadcast(&p->work);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+size_t hash_pool_done(struct hash_pool *p)
+{
+	size_t n;
+
+	pthread_mutex_lock(&p->lock);
+	n = p->done_prefix;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+bool hash_pool_wait(struct hash_pool *p, size_t upto, double timeout_s)
+{
+	struct timespec until;
+	bool ok;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)timeout_s;
+	until.tv_nsec += (long)((timeout_s - (double)(time_t)timeout_s) * 1e9);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&p->lock);
+	while (p->done_prefix < upto &&
+	       pthread_cond_timedwait(&p->done, &p->lock, &until) != ETIMEDOUT)
+		;
+	ok = p->done_prefix >= upto;
+	pthread_mutex_unlock(&p->lock);
+	return ok;
+}
+
+double hash_pool_finish(struct hash_pool *p, bool stop)
+{
+	double busy;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	if (stop)
+		p->stop = true;
+	else
+		p->draining = true;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < p->nthreads; i++)
+		pthread_join(p->tids[i], NULL);
+	busy = p->busy;
+	pool_free(p);
+	return busy;
+}
