@@ -11,8 +11,8 @@
  * chunk as one write per run of non-zero 4 KiB pages) and is timed the
  * same way (connect .. end of the iteration), but it hashes nothing and
  * sends no stream: what is left is the engine and the device.  Set next to
- * `rdmig send`, the difference is the tool's own work (its SHA-256 in
- * line with the transfer).  --hash inline adds the tool's default digest
+ * `rdmig send`, the difference is the tool's own work (its digests, its
+ * stream, the receiver's image files).  --hash inline adds the tool's default digest
  * (XXH3-128, tools/digest.c) of each chunk after its writes were handed
  * over; --hash thread computes the digest of the whole block on a second
  * thread while the main one sends, and the clock stops when both are

@@ -49,9 +49,19 @@ set style data histograms; set style histogram clustered gap 1; set style fill s
 set xtics rotate by -25; set ylabel "MB/s (block bytes / seconds)"; set grid ytics
 set key top left
 plot "bulk.dat" using 2:xtic(1) title "rdmig engine", \
-     "" using 3 title "engine + SHA-256 on a thread", "" using 4 title "rdmig send (SHA-256 on a thread)", \
+     "" using 3 title "engine + XXH3 on a thread", "" using 4 title "rdmig send (XXH3 span digests)", \
      "" using 5 title "QEMU 7.2 -> QEMU", "" using 6 title "QEMU 10.0.2 -> QEMU", \
      "" using 7 title "ib_write_bw"
+GP
+fi
+
+if [ -s chunks.dat ]; then
+	gnuplot <<GP
+$(png chunks 800 480)
+set title "rdmig send -> recv: seconds against --chunk-size (random block)"
+set logscale x 2; set xlabel "registration chunk (MiB)"; set ylabel "seconds"; set grid
+set key top right
+plot for [i=0:*] "chunks.dat" index i using 1:2 with linespoints lw 2 title columnheader(1)
 GP
 fi
 

@@ -263,6 +263,9 @@ def bulk_part(out, res):
         else:
             ok = r["rc"] == 0 and r["peer_rc"] == 0
             row["seconds"] = x.get("seconds") if ok else None
+            row["e2e_seconds"] = r.get("e2e_seconds") if ok else None
+            row["hash_exposed_seconds"] = [x.get("hash_exposed_seconds"),
+                                           (r.get("peer") or {}).get("hash_exposed_seconds")]
             row["setup_seconds"] = x.get("setup_seconds")
             row["hash_seconds"] = x.get("hash_seconds")
             row["register_rtt_p50_us"] = x.get("register_rtt_p50_us")
@@ -286,20 +289,23 @@ def bulk_part(out, res):
     res["bulk"] = {"bulk_mib": d["bulk_mib"], "ib_write_bw": ceil, "rows": rows}
     print("\n## Bulk: one %d MiB RAM block (seconds from connect to the end of the "
           "iteration; QEMU: query-migrate total-time)" % d["bulk_mib"])
-    print("kinds: engine = rdmig-bench bulk (library only), hashthread = the same with SHA-256\n"
-          "on a second thread, tool = rdmig send -> recv (SHA-256 on its own thread, trailer),\n"
+    print("kinds: engine = rdmig-bench bulk (library only), hashthread = the same with XXH3\n"
+          "of the block on a second thread, tool = rdmig send -> recv (XXH3-128 span digests\n"
+          "checked as the data lands; toolsha: SHA-256; tooloff: --verify off); e2e s: from\n"
+          "the sender's start until both ends exited (the receiver verified, images written),\n"
           "qemu = QEMU 7.2 -> QEMU 7.2, qemu10 = Debian's 10.0.2 -> 10.0.2, qemu10i = 10.0.2\n"
           "with the inline series (qemu/) -> itself; /QEMU t: time over QEMU 7.2's, /Q10 t: over\n"
           "10.0.2's; reg/ahead: REGISTER round trips / of them sent ahead\n"
           "(w: QEMU reported total-time 0; timed from the migrate command to \"completed\")")
-    print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s %9s %11s" % (
-        "kind", "device", "image", "reg", "seconds", "setup s", "MB/s", "/ib_wr_bw", "/QEMU t",
-        "/Q10 t", "hash s", "reg/ahead"))
+    print("%-10s %-6s %-8s %-7s %9s %7s %9s %9s %9s %9s %9s %9s %11s" % (
+        "kind", "device", "image", "reg", "seconds", "e2e s", "setup s", "MB/s", "/ib_wr_bw",
+        "/QEMU t", "/Q10 t", "hash s", "reg/ahead"))
     for r in rows:
-        print("%-10s %-6s %-8s %-7s %9s %9s %9s %9s %9s %9s %9s %11s" % (
+        print("%-10s %-6s %-8s %-7s %9s %7s %9s %9s %9s %9s %9s %9s %11s" % (
             r["kind"], r["device"], r["image"], r["registration"],
             "FAILED" if r["seconds"] is None else
             "%.2f%s" % (r["seconds"], "w" if r.get("timed_by") == "wall" else ""),
+            "%.2f" % r["e2e_seconds"] if r.get("e2e_seconds") else "-",
             "%.2f" % r["setup_seconds"] if r.get("setup_seconds") is not None else "-",
             r["MBps"], r["ratio_ib_write_bw"], r["ratio_qemu_time"], r["ratio_qemu10_time"],
             "%.2f" % r["hash_seconds"] if r.get("hash_seconds") else "-",
@@ -321,6 +327,61 @@ def bulk_part(out, res):
                             for k in ("engine", "hashthread", "tool", "qemu", "qemu10")]
                     bw = next(iter(get.values()))["ib_write_bw_MBps"] or 0
                     f.write('"%s %s %s" %s %s %s %s %s %s\n' % (dev, img, reg, *vals, bw))
+
+
+CHUNK_KINDS = {"tool": 1, "tool_4M": 4, "tool_32M": 32, "tool_256M": 256, "tool_1G": 1024}
+
+
+def chunks_part(out, res):
+    """Issue 18: rdmig send -> recv at each --chunk-size (kinds tool,
+    tool_4M, ...): seconds, REGISTER round trips, and the goals at 32 MiB."""
+    rows = [r for r in res.get("bulk", {}).get("rows", []) if r["kind"] in CHUNK_KINDS]
+    if not any(r["kind"] != "tool" for r in rows):
+        return
+    table = []
+    for r in rows:
+        table.append({"chunk_MiB": CHUNK_KINDS[r["kind"]], "device": r["device"],
+                      "image": r["image"], "registration": r["registration"],
+                      "seconds": r["seconds"], "e2e_seconds": r.get("e2e_seconds"),
+                      "register_round_trips": r.get("register_round_trips")})
+    table.sort(key=lambda t: (t["device"], t["image"], t["registration"], t["chunk_MiB"]))
+    print("\n## Registration chunk size: rdmig send -> recv (--chunk-size)")
+    print("%-6s %-8s %-7s %9s %9s %9s %12s" % ("device", "image", "reg", "chunk MiB", "seconds",
+                                             "e2e s", "reg trips"))
+    for t in table:
+        print("%-6s %-8s %-7s %9s %9s %9s %12s" % (
+            t["device"], t["image"], t["registration"], t["chunk_MiB"],
+            "%.2f" % t["seconds"] if t["seconds"] else "FAILED",
+            "%.2f" % t["e2e_seconds"] if t["e2e_seconds"] else "-",
+            t["register_round_trips"] if t["register_round_trips"] is not None else "-"))
+    def get(dev, img, reg, mib, field):
+        return next((t[field] for t in table if (t["device"], t["image"], t["registration"],
+                                                  t["chunk_MiB"]) == (dev, img, reg, mib)), None)
+    goals = {}
+    for dev, img in sorted({(t["device"], t["image"]) for t in table}):
+        trips1 = get(dev, img, "dynamic", 1, "register_round_trips")
+        trips32 = get(dev, img, "dynamic", 32, "register_round_trips")
+        dyn32 = get(dev, img, "dynamic", 32, "seconds")
+        pin32 = get(dev, img, "pin-all", 32, "seconds")
+        goals["%s %s" % (dev, img)] = {
+            "round_trips_1M_over_32M": round(trips1 / trips32, 1) if trips1 and trips32 else None,
+            "dynamic_over_pin_all_32M": ratio(dyn32, pin32)}
+    res["chunks"] = {"rows": table, "goals": goals}
+    for k, v in goals.items():
+        print("%s: round trips 1M / 32M = %s (goal >= 16), dynamic / pin-all at 32M = %s "
+              "(goal <= 1.1)" % (k, v["round_trips_1M_over_32M"], v["dynamic_over_pin_all_32M"]))
+    os.makedirs(os.path.join(out, "plot"), exist_ok=True)
+    with open(os.path.join(out, "plot", "chunks.dat"), "w") as f:
+        for dev in sorted({t["device"] for t in table}):
+            for reg in ("dynamic", "pin-all"):
+                pts = [t for t in table if t["device"] == dev and t["registration"] == reg
+                       and t["image"] == "random" and t["seconds"]]
+                if not pts:
+                    continue
+                f.write('"%s %s"\n' % (dev, reg))
+                for t in pts:
+                    f.write("%s %s\n" % (t["chunk_MiB"], t["seconds"]))
+                f.write("\n\n")
 
 
 def qemu_ab_part(out, res):
@@ -385,6 +446,32 @@ def write_footprint_dat(out, res):
 
 # ------------------------------------------------------------------ goals --
 
+def verify_goal(bulk):
+    """Issue 16: the tool end to end against the engine end to end and
+    against QEMU 7.2, on the same image, device and registration."""
+    def by(kind, field):
+        return {(r["device"], r["image"], r["registration"]): r.get(field)
+                for r in bulk if r["kind"] == kind}
+    eng, qemu = by("engine", "e2e_seconds"), by("qemu", "seconds")
+    per = {}
+    for r in bulk:
+        if r["kind"] != "tool":
+            continue
+        key = (r["device"], r["image"], r["registration"])
+        per["%s %s %s" % key] = {"tool_e2e": r.get("e2e_seconds"),
+                                 "engine_e2e": eng.get(key), "qemu72": qemu.get(key),
+                                 "over_engine": ratio(r.get("e2e_seconds"), eng.get(key)),
+                                 "over_qemu72": ratio(r.get("e2e_seconds"), qemu.get(key))}
+    eng_r = [v["over_engine"] for v in per.values()]
+    q_r = [v["over_qemu72"] for v in per.values()]
+    worst = max(eng_r) if eng_r and all(eng_r) else None
+    worst_q = max(q_r) if q_r and all(q_r) else None
+    return {"goal": "rdmig send -> recv end to end <= 1.1x the engine's end to end, and "
+                    "<= 0.8x QEMU 7.2's time", "per_run": per, "worst": worst,
+            "worst_over_qemu72": worst_q,
+            "verdict": "%s/%s" % (verdict(worst, 1.1), verdict(worst_q, 0.8))}
+
+
 def goals(res):
     g = {}
     cost = [r for r in res.get("cost", {}).get("rows", [])
@@ -427,6 +514,7 @@ def goals(res):
     worst = max(eng) if eng and all(eng) else None
     g["qemu_time"] = {"goal": "rdmig time / QEMU time <= 0.8, same RAM (engine; tool listed)",
                       "per_run": qt, "worst_engine": worst, "verdict": verdict(worst, 0.8)}
+    g["verify"] = verify_goal(bulk)
     res["goals"] = g
     print("\n## Goals")
     for k, v in g.items():
@@ -446,6 +534,7 @@ def main(argv):
     latency_part(out, res)
     cost_part(out, res)
     bulk_part(out, res)
+    chunks_part(out, res)
     qemu_ab_part(out, res)
     goals(res)
     with open(os.path.join(out, "bench.json"), "w") as f:

@@ -14,7 +14,9 @@
 #      migration time, live downtime, inline/copied control messages
 #   4. bulk: one RAM block of random and of half-zero content, dynamic and
 #      pin-all: rdmig-bench bulk (the engine alone), rdmig send -> recv (the
-#      tool, SHA-256 in line) and QEMU -> QEMU over RDMA (a stopped VM whose
+#      tool: kind tool checks XXH3-128 span digests as the data lands,
+#      toolsha SHA-256, tooloff nothing, tool1 XXH3 on one thread a side)
+#      and QEMU -> QEMU over RDMA (a stopped VM whose
 #      RAM file holds the same bytes) for each QEMU of RDMIG_BENCH_QEMUS,
 #      next to ib_write_bw on the device
 #
@@ -24,7 +26,12 @@
 # ("rxe siw"), RDMIG_BENCH_QEMUS ("7.2 10.0.2 inline": QEMUs as scripts/qemu-peer
 # names them, fetched on the host before the boot; bulk kinds qemu, qemu10,
 # qemu10i), RDMIG_BENCH_KINDS ("engine hashthread tool": the rdmig runs of
-# the bulk part), RDMIG_BENCH_IMAGES ("random halfzero").  Every process
+# the bulk part; also toolsha, tooloff), RDMIG_BENCH_IMAGES ("random
+# halfzero"), RDMIG_BENCH_CHUNKS ("1M": each tool kind runs at each of
+# these --chunk-size values; kinds tool_4M, tool_32M... for the others).
+# Engine and tool runs also record e2e_seconds: from the
+# sender's start until both ends have exited (the receiver verified and
+# wrote its images).  Every process
 # runs under `timeout`; a part that fails is
 # recorded as failed and the others still run.
 set -uo pipefail
@@ -44,6 +51,7 @@ PARTS=${RDMIG_BENCH_PARTS:-footprint latency cost bulk qemu_ab}
 DEVICES=${RDMIG_BENCH_DEVICES:-rxe siw}
 QEMUS=${RDMIG_BENCH_QEMUS:-7.2 10.0.2 inline}
 KINDS=${RDMIG_BENCH_KINDS:-engine hashthread tool}
+CHUNKS=${RDMIG_BENCH_CHUNKS:-1M}
 IMAGES=${RDMIG_BENCH_IMAGES:-random halfzero}
 declare -A QEMU_BIN QEMU_KIND=([7.2]=qemu [10.0.2]=qemu10 [inline]=qemu10i)
 for q in $QEMUS; do
@@ -216,41 +224,53 @@ ib_write_bw_run() {
 }
 
 # engine_run KIND DEV IP IMG REG: rdmig-bench bulk-recv / bulk-send; KIND
-# engine (no hashing) or hashthread (SHA-256 on a second thread)
+# engine (no hashing) or hashthread (XXH3-128 of the block on a second thread)
 engine_run() {
-	local kind=$1 dev=$2 ip=$3 img=$4 reg=$5 tag=$1_$2_$4_$5 flag= hash=none rpid src rrc
+	local kind=$1 dev=$2 ip=$3 img=$4 reg=$5 tag=$1_$2_$4_$5 flag= hash=none rpid src rrc t0
 	[ "$reg" = pin-all ] && flag=--pin-all
 	[ "$kind" = hashthread ] && hash=thread
 	timeout 900 "$BUILD/rdmig-bench" bulk-recv --listen "$ip:$PORT" --file "$DATA/$img.img" $flag \
 		--json "$OUT/$tag.recv.json" 2>"$OUT/$tag.recv.err" &
 	rpid=$!
 	wait_listening "$OUT/$tag.recv.err" $rpid
+	t0=$(date +%s.%N)
 	timeout 900 "$BUILD/rdmig-bench" bulk-send --to "$ip:$PORT" --file "$DATA/$img.img" $flag \
 		--hash $hash --json "$OUT/$tag.json" 2>"$OUT/$tag.err"
 	src=$?
 	wait $rpid
 	rrc=$?
+	E2E=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}')
 	next_port
 	bulk_record "$kind" "$dev" "$img" "$reg" "$src" "$rrc" "$OUT/$tag.json" "$OUT/$tag.recv.json"
 }
 
-# tool_run DEV IP IMG REG: rdmig recv / rdmig send (hashes in line)
+# tool_run KIND DEV IP IMG REG CHUNK: rdmig recv / rdmig send --chunk-size
+# CHUNK; KIND tool (--verify xxh3-128, the default), tool1 (one hashing
+# thread a side), toolsha (sha256) or tooloff (off), recorded as KIND for
+# 1M and KIND_CHUNK otherwise
 tool_run() {
-	local dev=$1 ip=$2 img=$3 reg=$4 tag=tool_$1_$3_$4 flag= rpid src rrc
+	local kind=$1 dev=$2 ip=$3 img=$4 reg=$5 chunk=$6 tag rpid src rrc t0 verify flag=
+	[ "$chunk" = 1M ] || kind=${kind}_$chunk
+	tag=${kind}_${dev}_${img}_${reg}
+	local threads=
+	verify=$(case $kind in toolsha*) echo sha256 ;; tooloff*) echo off ;; *) echo xxh3-128 ;; esac)
+	[[ $kind == tool1* ]] && threads=1
 	[ "$reg" = pin-all ] && flag=--pin-all
 	rm -rf "$DATA/out"
-	timeout 900 "$BUILD/rdmig" recv --listen "$ip:$PORT" --out "$DATA/out" $flag --json -v \
+	RDMIG_HASH_THREADS=$threads timeout 900 "$BUILD/rdmig" recv --listen "$ip:$PORT" --out "$DATA/out" $flag --json -v \
 		--timeout 600 >"$OUT/$tag.recv.json" 2>"$OUT/$tag.recv.err" &
 	rpid=$!
 	wait_listening "$OUT/$tag.recv.err" $rpid
-	timeout 900 "$BUILD/rdmig" send --to "$ip:$PORT" $flag --json --timeout 600 "$DATA/$img.img" \
-		>"$OUT/$tag.json" 2>"$OUT/$tag.err"
+	t0=$(date +%s.%N)
+	RDMIG_HASH_THREADS=$threads timeout 900 "$BUILD/rdmig" send --to "$ip:$PORT" $flag --json --timeout 600 \
+		--verify "$verify" --chunk-size "$chunk" "$DATA/$img.img" >"$OUT/$tag.json" 2>"$OUT/$tag.err"
 	src=$?
 	wait $rpid
 	rrc=$?
+	E2E=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}')
 	rm -rf "$DATA/out"
 	next_port
-	bulk_record tool "$dev" "$img" "$reg" "$src" "$rrc" "$OUT/$tag.json" "$OUT/$tag.recv.json"
+	bulk_record "$kind" "$dev" "$img" "$reg" "$src" "$rrc" "$OUT/$tag.json" "$OUT/$tag.recv.json"
 }
 
 # qemu_vm TAG ARGS...: a stopped TCG QEMU ($QBIN) with BULK_MIB of pc.ram,
@@ -296,8 +316,8 @@ bulk_record() {
 	local kind=$1 dev=$2 img=$3 reg=$4 rc1=$5 rc2=$6 sj=$7 rj=$8 secs
 	[ $BULK_FIRST = 1 ] || echo ',' >>"$OUT/bulk.json"
 	BULK_FIRST=0
-	printf '{"kind": "%s", "device": "%s", "image": "%s", "registration": "%s", "rc": %d, "peer_rc": %d, "ib_write_bw_MBps": %s, "guest_load": "%s", "result": ' \
-		"$kind" "$dev" "$img" "$reg" "$rc1" "$rc2" "${BW:-null}" "$(loadavg)" >>"$OUT/bulk.json"
+	printf '{"kind": "%s", "device": "%s", "image": "%s", "registration": "%s", "rc": %d, "peer_rc": %d, "ib_write_bw_MBps": %s, "e2e_seconds": %s, "guest_load": "%s", "result": ' \
+		"$kind" "$dev" "$img" "$reg" "$rc1" "$rc2" "${BW:-null}" "${E2E:-null}" "$(loadavg)" >>"$OUT/bulk.json"
 	if [ -s "$sj" ]; then tr -d '\n' <"$sj" >>"$OUT/bulk.json"; else echo -n null >>"$OUT/bulk.json"; fi
 	echo -n ', "peer": ' >>"$OUT/bulk.json"
 	if [ -n "$rj" ] && [ -s "$rj" ]; then tr -d '\n' <"$rj" >>"$OUT/bulk.json"; else echo -n null >>"$OUT/bulk.json"; fi
@@ -308,7 +328,10 @@ bulk_record() {
 		secs=$(json_num "$sj" seconds)
 	fi
 	note "bulk $kind $dev $img $reg: rc=$rc1/$rc2 seconds=${secs:-?}" \
-		"$( [ "$kind" = tool ] && echo "(hashing $(json_num "$sj" hash_seconds) s)")"
+		"${E2E:+e2e=$E2E}" \
+		"$( [[ $kind == tool* ]] && echo "(hashing $(json_num "$sj" hash_seconds) s, exposed" \
+			"$(json_num "$sj" hash_exposed_seconds) s / $(json_num "$rj" hash_exposed_seconds) s)")"
+	E2E=
 }
 
 bulk() {
@@ -331,7 +354,10 @@ bulk() {
 				[[ " $KINDS " == *" engine "* ]] && engine_run engine "$dev" "$ip" "$img" "$reg"
 				[[ " $KINDS " == *" hashthread "* ]] && [ $img = random ] &&
 					engine_run hashthread "$dev" "$ip" "$img" "$reg"
-				[[ " $KINDS " == *" tool "* ]] && tool_run "$dev" "$ip" "$img" "$reg"
+				for k in tool tool1 toolsha tooloff; do
+					[[ " $KINDS " == *" $k "* ]] || continue
+					for c in $CHUNKS; do tool_run "$k" "$dev" "$ip" "$img" "$reg" "$c"; done
+				done
 				for q in $QEMUS; do qemu_run "$dev" "$ip" "$img" "$reg" "$q"; done
 			done
 		done
