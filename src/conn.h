@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * conn.h - the connection object shared by cm.c (connect/accept),
+ * conn.h - the connection object shared by connect.c and listen.c
+ * (connecting and accepting, with cm_event.c for the CM's events),
  * verbs_res.c (PD, CQs, buffers, QP), completion.c (waiting) and channel.c
  * (control messages and READY credits).
  */

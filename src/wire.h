@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * wire.h - internal view of the wire format (see docs/protocol.md).
+ * wire.h - internal view of the wire format (the protocol is described in
+ * shared/docs/protocol.md, and where QEMU differs from it in docs/design.md).
  *
  * The public encode/decode functions in rdmig.h convert between host-order
  * structs and wire bytes.  This header holds what the rest of the library
