@@ -163,8 +163,8 @@ int imgs_encode_record(uint32_t alg, uint32_t block, uint32_t first, uint32_t n,
 	size_t dsize = digest_size(alg);
 	uint8_t *p;
 
-	if (!dsize || n < 1 || n > IMGS_MAX_RECORD_SPANS) {
-		snprintf(err, errlen, "a record of %u %s digests (must be 1 to %u, not off)", n,
+	if (!digest_name(alg) || n < 1 || n > IMGS_MAX_RECORD_SPANS) {
+		snprintf(err, errlen, "a record of %u %s digests (must be 1 to %u)", n,
 			 digest_name(alg) ? digest_name(alg) : "unknown", IMGS_MAX_RECORD_SPANS);
 		return -1;
 	}
@@ -174,7 +174,8 @@ int imgs_encode_record(uint32_t alg, uint32_t block, uint32_t first, uint32_t n,
 	p = put_be(p, block, 4);
 	p = put_be(p, first, 4);
 	p = put_be(p, n, 4);
-	memcpy(p, digests, n * dsize);
+	if (dsize) /* the digest off: the record only marks spans as landed */
+		memcpy(p, digests, n * dsize);
 	return 0;
 }
 
@@ -325,18 +326,16 @@ static int rmagic_done(struct imgs_parser *p, uint64_t v)
 	uint32_t b = due_block(p);
 
 	if (v == IMGS_DIGEST_MAGIC) {
-		if (!p->dsize)
-			return fail(p, "a digest record, but the header said the digest is off");
 		if (b >= p->count)
-			return fail(p, "a digest record after the digests of every span");
+			return fail(p, "a digest record after the records of every span");
 		expect(p, S_RBLOCK, 4);
 		return 0;
 	}
 	if (v != IMGS_TRAILER_MAGIC)
 		return fail(p, "0x%08llx, expected 0x%08x (\"RMID\") or 0x%08x (\"RMIT\")",
 			    (unsigned long long)v, IMGS_DIGEST_MAGIC, IMGS_TRAILER_MAGIC);
-	if (p->dsize && b < p->count)
-		return fail(p, "the trailer came before the digest of span %llu of block %u '%s'",
+	if (b < p->count)
+		return fail(p, "the trailer came before the record of span %llu of block %u '%s'",
 			    (unsigned long long)(p->spans_known - p->blocks[b].first_span), b,
 			    p->blocks[b].name);
 	p->index = 0;
@@ -375,6 +374,12 @@ static int record_field_done(struct imgs_parser *p, uint64_t v)
 			    (unsigned long long)v, IMGS_MAX_RECORD_SPANS, b,
 			    (unsigned long long)(due->nspans - at), (unsigned long long)at);
 	p->rec_left = (uint32_t)v;
+	if (!p->dsize) { /* the digest is off: the record only says they landed */
+		p->spans_known += v;
+		p->index = due_block(p);
+		expect(p, S_RMAGIC, 4);
+		return IMGS_EV_SPANS;
+	}
 	expect(p, S_RDIGEST, p->dsize);
 	return 0;
 }

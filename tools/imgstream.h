@@ -19,12 +19,14 @@
  *               name_len bytes  the block name: printable ASCII 0x20..0x7e,
  *                               unique within the stream
  *               u64 length     bytes in the block (0 allowed)
- *   then any number of digest records (none when the digest is off):
+ *   then any number of digest records:
  *             u32 magic    0x524d4944 "RMID"
  *             u32 block    the block the spans belong to
  *             u32 first    the first span of the record
  *             u32 n        spans in the record, 1..IMGS_MAX_RECORD_SPANS
- *             n times:     the digest of the span (16 or 32 bytes)
+ *             n times:     the digest of the span (16 or 32 bytes; none when
+ *                          the digest is off: the record then only says
+ *                          that the spans have landed)
  *   trailer:  u32 magic    0x524d4954 "RMIT"
  *             count times:
  *               the block's digest: the digest of its span digests, one

@@ -34,10 +34,10 @@ int verify_start(struct verify *v, enum digest_alg alg, unsigned threads,
 	memset(v, 0, sizeof(*v));
 	v->alg = alg;
 	v->dsize = digest_size(alg);
-	if (alg == DIGEST_OFF && !after)
-		return 0;
 	for (uint32_t b = 0; b < n; b++)
 		v->spans += blocks[b].nspans;
+	if (alg == DIGEST_OFF && !after)
+		return 0; /* nothing to hash or write: records only mark spans */
 	v->jobs = calloc(v->spans ? v->spans : 1, sizeof(*v->jobs));
 	v->digests = calloc(v->spans ? v->spans : 1, DIGEST_MAX);
 	if (!v->jobs || !v->digests) {
@@ -85,7 +85,7 @@ static int send_record(struct verify *v, const struct imgs_block *blk, uint32_t 
 	size_t len;
 	int ret;
 
-	for (uint32_t i = 0; i < count; i++)
+	for (uint32_t i = 0; v->dsize && i < count; i++)
 		memcpy(packed + i * v->dsize, v->digests + (first + i) * DIGEST_MAX, v->dsize);
 	if (imgs_encode_record(v->alg, b, (uint32_t)(first - blk->first_span), count, packed,
 			       &buf, &len, err, errlen))
@@ -95,20 +95,15 @@ static int send_record(struct verify *v, const struct imgs_block *blk, uint32_t 
 	return ret;
 }
 
-int verify_send_ready(struct verify *v, const struct imgs_block *blocks, uint32_t n,
-		      uint64_t handed, verify_write_fn write, void *ctx, char *err, size_t errlen)
+/* Records for spans [v->sent, upto): one per block, at most
+ * IMGS_MAX_RECORD_SPANS spans each. */
+static int send_records(struct verify *v, const struct imgs_block *blocks, uint32_t n,
+			uint64_t upto, verify_write_fn write, void *ctx, char *err, size_t errlen)
 {
-	uint64_t ready;
-
-	if (!v->pool)
-		return 0;
-	ready = hash_pool_done(v->pool);
-	if (ready > handed)
-		ready = handed;
-	while (v->sent < ready) {
+	while (v->sent < upto) {
 		uint32_t b = block_of(blocks, n, v->sent);
 		uint64_t end = blocks[b].first_span + blocks[b].nspans;
-		uint64_t count = (ready < end ? ready : end) - v->sent;
+		uint64_t count = (upto < end ? upto : end) - v->sent;
 
 		if (count > IMGS_MAX_RECORD_SPANS)
 			count = IMGS_MAX_RECORD_SPANS;
@@ -117,6 +112,14 @@ int verify_send_ready(struct verify *v, const struct imgs_block *blocks, uint32_
 		v->sent += count;
 	}
 	return 0;
+}
+
+int verify_send_ready(struct verify *v, const struct imgs_block *blocks, uint32_t n,
+		      uint64_t handed, verify_write_fn write, void *ctx, char *err, size_t errlen)
+{
+	uint64_t ready = v->pool ? hash_pool_done(v->pool) : handed;
+
+	return send_records(v, blocks, n, ready < handed ? ready : handed, write, ctx, err, errlen);
 }
 
 /* Wait for the first v->spans jobs, calling tick every 10 ms. */
@@ -154,21 +157,10 @@ int verify_send_finish(struct verify *v, struct imgs_block *blocks, uint32_t n,
 		       verify_write_fn write, verify_tick_fn tick, void *ctx, char *err,
 		       size_t errlen)
 {
-	if (!v->pool)
-		return 0;
-	if (wait_all(v, tick, ctx))
+	if ((v->pool && wait_all(v, tick, ctx)) ||
+	    send_records(v, blocks, n, v->spans, write, ctx, err, errlen))
 		return -1;
-	while (v->sent < v->spans) {
-		uint32_t b = block_of(blocks, n, v->sent);
-		uint64_t count = blocks[b].first_span + blocks[b].nspans - v->sent;
-
-		if (count > IMGS_MAX_RECORD_SPANS)
-			count = IMGS_MAX_RECORD_SPANS;
-		if (send_record(v, &blocks[b], b, v->sent, (uint32_t)count, write, ctx, err, errlen))
-			return -1;
-		v->sent += count;
-	}
-	for (uint32_t b = 0; b < n; b++)
+	for (uint32_t b = 0; v->dsize && b < n; b++)
 		block_digest(v, &blocks[b], blocks[b].digest);
 	return 0;
 }

@@ -2,9 +2,10 @@
 /*
  * test_imgstream.c - the image stream of rdmig send/recv (format version
  * 2): encoder and decoder agree, any split of the input parses the same,
- * the span digest records arrive in order and are counted as they do, and
- * each rule of the format rejects what breaks it, with a message naming
- * the field.
+ * the span digest records arrive in order and are counted as they do (with
+ * the digest off too, where they carry no digests and only say that the
+ * spans have landed), and each rule of the format rejects what breaks it,
+ * with a message naming the field.
  */
 #include <time.h>
 #include "check.h"
@@ -62,16 +63,29 @@ static void raw_header(struct raw *r, uint32_t count)
 	raw_params(r, DIGEST_XXH3_128, SHIFT, 21, 0);
 }
 
-/* A record's fields, then n digests of 16 bytes. */
-static void raw_record(struct raw *r, uint32_t block, uint32_t first, uint32_t n)
+/* A record's fields, then n digests of dsize bytes (none: the digest off). */
+static void raw_record_of(struct raw *r, size_t dsize, uint32_t block, uint32_t first,
+			  uint32_t n)
 {
 	raw_be(r, IMGS_DIGEST_MAGIC, 4);
 	raw_be(r, block, 4);
 	raw_be(r, first, 4);
 	raw_be(r, n, 4);
-	for (uint32_t i = 0; i < n && r->n + 16 <= sizeof(r->b); i++)
-		for (int k = 0; k < 16; k++)
+	for (uint32_t i = 0; dsize && i < n && r->n + dsize <= sizeof(r->b); i++)
+		for (size_t k = 0; k < dsize; k++)
 			r->b[r->n++] = (uint8_t)(first + i + k);
+}
+
+/* A record with n digests of 16 bytes (XXH3-128, as raw_header says). */
+static void raw_record(struct raw *r, uint32_t block, uint32_t first, uint32_t n)
+{
+	raw_record_of(r, 16, block, first, n);
+}
+
+/* A record of the digest off: its fields only. */
+static void raw_record_off(struct raw *r, uint32_t block, uint32_t first, uint32_t n)
+{
+	raw_record_of(r, 0, block, first, n);
 }
 
 /* ------------------------------------------------------- the sample -- */
@@ -79,7 +93,9 @@ static void raw_record(struct raw *r, uint32_t block, uint32_t first, uint32_t n
 /*
  * Three blocks: 4 spans (the last one short), none (empty), 16 spans: 20
  * spans in all, sent as records of 1 and 3 spans (block 0) and 10 and 6
- * (block 2), then the trailer with each block's digest.
+ * (block 2), then the trailer with each block's digest.  With the digest
+ * off the records are the same, only without digests, and the trailer is
+ * its magic alone.
  */
 struct sample {
 	uint32_t alg;
@@ -90,7 +106,8 @@ struct sample {
 	size_t len;
 	size_t hn;                      /* the header's bytes */
 	size_t tstart;                  /* where the trailer starts */
-	size_t ends[20];                /* offsets just past each span digest */
+	size_t ends[20];                /* offsets just past each span digest (the
+					 * digest off: past its record's count) */
 	uint32_t nends;
 };
 
@@ -135,13 +152,14 @@ static void sample_build(struct sample *sm, uint32_t alg)
 		abort();
 	append(sm, p, n);
 	sm->hn = sm->len;
-	for (size_t r = 0; sm->dsize && r < sizeof(sample_records) / sizeof(*sample_records); r++) {
+	for (size_t r = 0; r < sizeof(sample_records) / sizeof(*sample_records); r++) {
 		const struct imgs_block *blk = &sm->b[sample_records[r].block];
 		uint64_t k = blk->first_span + sample_records[r].first;
 
 		if (imgs_encode_record(alg, sample_records[r].block, sample_records[r].first,
 				       sample_records[r].n, sm->spans + k * sm->dsize, &p, &n, err,
-				       sizeof(err)))
+				       sizeof(err)) ||
+		    n != 16 + sample_records[r].n * sm->dsize)
 			abort();
 		for (uint32_t i = 0; i < sample_records[r].n; i++)
 			sm->ends[sm->nends++] = sm->len + 16 + (i + 1) * sm->dsize;
@@ -191,7 +209,9 @@ static int same_blocks(const struct imgs_parser *p, const struct sample *sm, int
 	}
 	if (sm->dsize && memcmp(p->span_digests, sm->spans, p->spans_known * sm->dsize))
 		return 0;
-	return !with_digests || p->spans_known == (sm->dsize ? 20 : 0);
+	if (!sm->dsize && p->span_digests != NULL)
+		return 0;
+	return !with_digests || p->spans_known == 20;
 }
 
 /* ------------------------------------------------------------ tests -- */
@@ -282,7 +302,8 @@ TEST(whole_stream_in_one_piece)
 
 /* Two pieces split at every position, and every pair of cut points for
  * three pieces: the same result, each event reported by the piece that
- * holds the event's last byte (a span's: the last byte of its digest). */
+ * holds the event's last byte (a span's: the last byte of its digest, or
+ * with the digest off, of its record's count). */
 static void every_split(uint32_t alg)
 {
 	struct sample sm;
@@ -306,7 +327,7 @@ static void every_split(uint32_t alg)
 						      (unsigned long long)known, imgs_errmsg(&p));
 				seen |= ev;
 			}
-			CHECK_EQ(seen, IMGS_EV_HEADER | IMGS_EV_TRAILER | (sm.dsize ? IMGS_EV_SPANS : 0));
+			CHECK_EQ(seen, IMGS_EV_HEADER | IMGS_EV_SPANS | IMGS_EV_TRAILER);
 			CHECK(same_blocks(&p, &sm, 1));
 			CHECK_OK(imgs_finish(&p));
 			imgs_parser_free(&p);
@@ -322,6 +343,13 @@ TEST(every_split_position)
 
 TEST(every_split_position_digest_off)
 {
+	struct sample sm;
+
+	/* the records are there, without digests: 4 x 16 bytes */
+	sample_build(&sm, DIGEST_OFF);
+	CHECK_EQ(sm.len, sm.hn + 4 * 16 + 4);
+	CHECK_EQ(sm.nends, 20);
+	free(sm.s);
 	every_split(DIGEST_OFF);
 }
 
@@ -369,22 +397,47 @@ TEST(spans_known_per_record)
 	free(sm.s);
 }
 
-/* The digest off: the header, the trailer's magic, nothing else. */
+/* The digest off: the header, records of 16 bytes (block, first span,
+ * count, no digests), the trailer's magic alone.  Each record completes
+ * with its count and advances spans_known by that count. */
 TEST(digest_off_stream)
 {
 	struct imgs_parser p;
 	struct sample sm;
+	static const uint64_t after[] = {1, 4, 14, 20};
+	size_t at;
 
 	sample_build(&sm, DIGEST_OFF);
-	CHECK_EQ(sm.len, sm.hn + 4);
-	CHECK_EQ(sm.nends, 0);
+	CHECK_EQ(sm.tstart, sm.hn + 4 * 16);
+	CHECK_EQ(sm.len, sm.tstart + 4);
+	CHECK_EQ(sm.nends, 20);
 	imgs_parser_init(&p, UINT64_MAX);
 	CHECK_EQ(imgs_feed(&p, sm.s, sm.hn), IMGS_EV_HEADER);
 	CHECK_EQ(p.dsize, 0);
 	CHECK_EQ(p.spans_total, 20);
-	CHECK(p.span_digests == NULL);
-	CHECK_EQ(imgs_feed(&p, sm.s + sm.hn, 4), IMGS_EV_TRAILER);
 	CHECK_EQ(p.spans_known, 0);
+	CHECK(p.span_digests == NULL);
+	at = sm.hn;
+	for (int r = 0; r < 4; r++) {
+		/* the first 15 bytes: nothing yet; the count's last byte: the spans */
+		CHECK_EQ(imgs_feed(&p, sm.s + at, 15), 0);
+		CHECK_EQ(p.spans_known, r ? after[r - 1] : 0);
+		CHECK_EQ(imgs_feed(&p, sm.s + at + 15, 1), IMGS_EV_SPANS);
+		CHECK_EQ(p.spans_known, after[r]);
+		CHECK(!imgs_trailer_done(&p));
+		at += 16;
+	}
+	CHECK_EQ(at, sm.tstart);
+	CHECK(p.span_digests == NULL);
+	CHECK_EQ(imgs_feed(&p, sm.s + at, 4), IMGS_EV_TRAILER);
+	CHECK(imgs_trailer_done(&p));
+	CHECK_EQ(p.spans_known, 20);
+	CHECK(same_blocks(&p, &sm, 1));
+	CHECK_OK(imgs_finish(&p));
+	imgs_parser_free(&p);
+	/* all of it at once */
+	imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(imgs_feed(&p, sm.s, sm.len), IMGS_EV_HEADER | IMGS_EV_SPANS | IMGS_EV_TRAILER);
 	CHECK(same_blocks(&p, &sm, 1));
 	CHECK_OK(imgs_finish(&p));
 	imgs_parser_free(&p);
@@ -663,6 +716,25 @@ TEST(rejects_truncated)
 	free(sm.s);
 }
 
+/* Records are required with the digest off as well: every proper prefix
+ * of the stream is incomplete and says where it stopped. */
+TEST(digest_off_rejects_truncated)
+{
+	struct sample sm;
+
+	sample_build(&sm, DIGEST_OFF);
+	for (size_t n = 0; n < sm.len; n++) {
+		CHECK_REJECTS_N(sm.s, n, UINT64_MAX, "the stream ended after");
+		CHECK_REJECTS_N(sm.s, n, UINT64_MAX,
+				n < sm.hn ? "inside the header" : "inside the digest records");
+	}
+	CHECK_REJECTS_N(sm.s, sm.hn + 16 + 14, UINT64_MAX,
+			"2 of the 4 bytes of the record span count");
+	CHECK_REJECTS_N(sm.s, sm.tstart, UINT64_MAX,
+			"0 of the 4 bytes of the record or trailer magic");
+	free(sm.s);
+}
+
 TEST(rejects_trailing_garbage)
 {
 	struct sample sm;
@@ -674,12 +746,17 @@ TEST(rejects_trailing_garbage)
 	raw_bytes(&r, "xyz", 3);
 	CHECK_REJECTS(&r, UINT64_MAX, "3 bytes of trailing garbage after the trailer");
 	free(sm.s);
-	/* also right after the digest-off trailer (4 bytes, no digests) */
+	/* also right after the digest-off trailer (its magic, no digests) */
 	sample_build(&sm, DIGEST_OFF);
 	r.n = 0;
 	raw_bytes(&r, sm.s, sm.len);
 	raw_bytes(&r, "x", 1);
 	CHECK_REJECTS(&r, UINT64_MAX, "1 byte of trailing garbage after the trailer");
+	/* and a digest-off record after that trailer */
+	r.n = 0;
+	raw_bytes(&r, sm.s, sm.len);
+	raw_record_off(&r, 2, 16, 1);
+	CHECK_REJECTS(&r, UINT64_MAX, "16 bytes of trailing garbage after the trailer");
 	free(sm.s);
 }
 
@@ -801,16 +878,80 @@ TEST(rejects_record_of_more_than_1024_spans)
 	imgs_parser_free(&p);
 }
 
-TEST(rejects_record_when_digest_is_off)
+/* With the digest off the records are allowed and required: they carry
+ * block, first span and count and no digest bytes, and follow the same
+ * order rules as with digests; over-coverage is refused. */
+TEST(accepts_records_when_digest_is_off)
 {
-	struct raw r;
+	struct raw r, h;
+	struct imgs_parser p;
 
-	raw_start(&r, IMGS_HEADER_MAGIC, 2, 1);
-	raw_params(&r, DIGEST_OFF, 20, 20, 0);
-	raw_block(&r, "a", 5 * MIB);
-	raw_record(&r, 0, 0, 1);
-	CHECK_REJECTS(&r, UINT64_MAX, "a digest record, but the header said the digest is off");
-	CHECK_REJECTS(&r, UINT64_MAX, "stream offset 27 (record or trailer magic)");
+	/* one block of 5 spans */
+	raw_start(&h, IMGS_HEADER_MAGIC, 2, 1);
+	raw_params(&h, DIGEST_OFF, 20, 20, 0);
+	raw_block(&h, "a", 5 * MIB);
+	CHECK_EQ(h.n, 27);
+	r = h;
+	raw_record_off(&r, 0, 0, 1);
+	raw_record_off(&r, 0, 1, 4);
+	CHECK_EQ(r.n, 27 + 2 * 16);
+	raw_be(&r, IMGS_TRAILER_MAGIC, 4);
+	imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(imgs_feed(&p, r.b, 27), IMGS_EV_HEADER);
+	CHECK_EQ(imgs_feed(&p, r.b + 27, 16), IMGS_EV_SPANS);
+	CHECK_EQ(p.spans_known, 1);
+	CHECK_EQ(imgs_feed(&p, r.b + 27 + 16, 16), IMGS_EV_SPANS);
+	CHECK_EQ(p.spans_known, 5);
+	CHECK(p.span_digests == NULL);
+	CHECK_EQ(imgs_feed(&p, r.b + 27 + 32, 4), IMGS_EV_TRAILER);
+	CHECK_OK(imgs_finish(&p));
+	imgs_parser_free(&p);
+	/* one record of all 5 */
+	r = h;
+	raw_record_off(&r, 0, 0, 5);
+	raw_be(&r, IMGS_TRAILER_MAGIC, 4);
+	imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(imgs_feed(&p, r.b, r.n), IMGS_EV_HEADER | IMGS_EV_SPANS | IMGS_EV_TRAILER);
+	CHECK_EQ(p.spans_known, 5);
+	CHECK_OK(imgs_finish(&p));
+	imgs_parser_free(&p);
+
+	/* over-coverage: more spans than the block has, from the start and
+	 * from the middle */
+	r = h;
+	raw_record_off(&r, 0, 0, 6);
+	CHECK_REJECTS(&r, UINT64_MAX, "6 spans (1 to 1024, and block 0 has 5 left from span 0)");
+	CHECK_REJECTS(&r, UINT64_MAX, "stream offset 39 (record span count)");
+	r = h;
+	raw_record_off(&r, 0, 0, 2);
+	raw_record_off(&r, 0, 2, 4);
+	CHECK_REJECTS(&r, UINT64_MAX, "4 spans (1 to 1024, and block 0 has 3 left from span 2)");
+	/* a record past the last span */
+	r = h;
+	raw_record_off(&r, 0, 0, 5);
+	raw_record_off(&r, 0, 5, 1);
+	CHECK_REJECTS(&r, UINT64_MAX, "a digest record after the records of every span");
+	CHECK_REJECTS(&r, UINT64_MAX, "stream offset 43 (record or trailer magic)");
+	/* a span covered twice, a gap, a count of 0 */
+	r = h;
+	raw_record_off(&r, 0, 0, 2);
+	raw_record_off(&r, 0, 1, 1);
+	CHECK_REJECTS(&r, UINT64_MAX, "span 1 of block 0, but span 2 is due");
+	r = h;
+	raw_record_off(&r, 0, 1, 1);
+	CHECK_REJECTS(&r, UINT64_MAX, "span 1 of block 0, but span 0 is due");
+	r = h;
+	raw_record_off(&r, 0, 0, 0);
+	CHECK_REJECTS(&r, UINT64_MAX, "0 spans");
+	/* the wrong block */
+	r = h;
+	raw_record_off(&r, 1, 0, 1);
+	CHECK_REJECTS(&r, UINT64_MAX, "block 1, but the next span due is in block 0 'a'");
+	/* a record with digest bytes after all: they are read as the next
+	 * magic */
+	r = h;
+	raw_record_of(&r, 16, 0, 0, 1);
+	CHECK_REJECTS(&r, UINT64_MAX, "stream offset 43 (record or trailer magic)");
 }
 
 TEST(rejects_trailer_before_all_spans)
@@ -825,18 +966,43 @@ TEST(rejects_trailer_before_all_spans)
 	r = h;
 	raw_bytes(&r, sm.s + sm.tstart, sm.len - sm.tstart);
 	CHECK_REJECTS(&r, UINT64_MAX,
-		      "the trailer came before the digest of span 0 of block 0 'pc.ram'");
+		      "the trailer came before the record of span 0 of block 0 'pc.ram'");
 	/* after block 0's records */
 	r = h;
 	raw_bytes(&r, sm.s + sm.hn, 2 * 16 + 4 * 16);
 	raw_bytes(&r, sm.s + sm.tstart, sm.len - sm.tstart);
-	CHECK_REJECTS(&r, UINT64_MAX, "the trailer came before the digest of span 0 of block 2");
+	CHECK_REJECTS(&r, UINT64_MAX, "the trailer came before the record of span 0 of block 2");
 	/* one span short: all records but the last, which covers 10..15 */
 	r = h;
 	raw_bytes(&r, sm.s + sm.hn, sm.tstart - sm.hn - (16 + 6 * 16));
 	raw_record(&r, 2, 10, 5);
 	raw_bytes(&r, sm.s + sm.tstart, sm.len - sm.tstart);
-	CHECK_REJECTS(&r, UINT64_MAX, "the trailer came before the digest of span 15 of block 2");
+	CHECK_REJECTS(&r, UINT64_MAX, "the trailer came before the record of span 15 of block 2");
+	free(sm.s);
+
+	/* the same with the digest off, whose records carry no digests */
+	sample_build(&sm, DIGEST_OFF);
+	h.n = 0;
+	raw_bytes(&h, sm.s, sm.hn);
+	/* no records at all: the header, then the trailer (the version 2
+	 * digest-off stream before records were required) */
+	r = h;
+	raw_bytes(&r, sm.s + sm.tstart, sm.len - sm.tstart);
+	CHECK_EQ(r.n, sm.hn + 4);
+	CHECK_REJECTS(&r, UINT64_MAX,
+		      "the trailer came before the record of span 0 of block 0 'pc.ram'");
+	CHECK_REJECTS_N(r.b, r.n, UINT64_MAX, "(record or trailer magic)");
+	/* after block 0's records */
+	r = h;
+	raw_bytes(&r, sm.s + sm.hn, 2 * 16);
+	raw_bytes(&r, sm.s + sm.tstart, sm.len - sm.tstart);
+	CHECK_REJECTS(&r, UINT64_MAX, "the trailer came before the record of span 0 of block 2");
+	/* one span short */
+	r = h;
+	raw_bytes(&r, sm.s + sm.hn, 3 * 16);
+	raw_record_off(&r, 2, 10, 5);
+	raw_bytes(&r, sm.s + sm.tstart, sm.len - sm.tstart);
+	CHECK_REJECTS(&r, UINT64_MAX, "the trailer came before the record of span 15 of block 2");
 	free(sm.s);
 }
 
@@ -849,7 +1015,7 @@ TEST(rejects_record_after_all_spans)
 	r.n = 0;
 	raw_bytes(&r, sm.s, sm.tstart);
 	raw_record(&r, 2, 16, 1);
-	CHECK_REJECTS(&r, UINT64_MAX, "a digest record after the digests of every span");
+	CHECK_REJECTS(&r, UINT64_MAX, "a digest record after the records of every span");
 	/* and a record after the trailer is trailing garbage */
 	r.n = 0;
 	raw_bytes(&r, sm.s, sm.len);
@@ -910,15 +1076,27 @@ TEST(encoder_checks)
 	CHECK_EQ(b[1].nspans, 0);
 	free(out);
 	out = NULL;
-	/* records: 1..1024 digests, never with the digest off */
+	/* records: 1..1024 digests; with the digest off, 1..1024 spans and no
+	 * digest bytes */
 	CHECK_EQ(imgs_encode_record(DIGEST_XXH3_128, 0, 0, 0, dig, &out, &n, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "must be 1 to 1024");
 	CHECK_EQ(imgs_encode_record(DIGEST_XXH3_128, 0, 0, 1025, dig, &out, &n, err, sizeof(err)),
 		 -1);
-	CHECK_EQ(imgs_encode_record(DIGEST_OFF, 0, 0, 1, dig, &out, &n, err, sizeof(err)), -1);
-	CHECK_STR_CONTAINS(err, "off");
+	CHECK_EQ(imgs_encode_record(DIGEST_OFF, 0, 0, 0, dig, &out, &n, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "must be 1 to 1024");
+	CHECK_EQ(imgs_encode_record(DIGEST_OFF, 0, 0, 1025, dig, &out, &n, err, sizeof(err)), -1);
 	CHECK_EQ(imgs_encode_record(7, 0, 0, 1, dig, &out, &n, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "unknown");
 	CHECK(out == NULL);
+	CHECK_OK(imgs_encode_record(DIGEST_OFF, 2, 5, 1024, dig, &out, &n, err, sizeof(err)));
+	CHECK_EQ(n, 16);
+	{
+		static const uint8_t want[16] = {0x52, 0x4d, 0x49, 0x44, 0, 0, 0, 2,
+						 0,    0,    0,    5,    0, 0, 4, 0};
+		CHECK_MEM_EQ(out, want, 16);
+	}
+	free(out);
+	out = NULL;
 	CHECK_OK(imgs_encode_record(DIGEST_XXH3_128, 3, 7, 1024, dig, &out, &n, err, sizeof(err)));
 	CHECK_EQ(n, 16 + 1024 * 16);
 	CHECK_EQ(out[7], 3);
@@ -935,6 +1113,22 @@ TEST(encoder_checks)
 	free(out);
 	CHECK_OK(imgs_encode_trailer(DIGEST_OFF, b, 2, &out, &n, err, sizeof(err)));
 	CHECK_EQ(n, 4);
+	free(out);
+}
+
+/* With the digest off a record has no digest bytes, so the digests
+ * argument is not needed: a NULL one must be fine (not passed on to
+ * memcpy, which must not get NULL even for 0 bytes). */
+TEST(encode_record_digest_off_without_digests)
+{
+	uint8_t *out = NULL;
+	size_t n = 0;
+	char err[256];
+
+	CHECK_OK(imgs_encode_record(DIGEST_OFF, 0, 3, 7, NULL, &out, &n, err, sizeof(err)));
+	CHECK_EQ(n, 16);
+	CHECK_EQ(out[11], 3);
+	CHECK_EQ(out[15], 7);
 	free(out);
 }
 

@@ -184,7 +184,8 @@ static void send_side(struct world *w, unsigned threads, uint64_t step)
 	else
 		CHECK_EQ(v.threads, threads);
 	for (uint64_t h = 0; step && h + 3 <= v.spans; h += step) {
-		CHECK(hash_pool_wait(v.pool, (size_t)h, 30.0));
+		if (v.pool) /* the digest off: nothing to wait for */
+			CHECK(hash_pool_wait(v.pool, (size_t)h, 30.0));
 		if (verify_send_ready(&v, w->b, w->n, h, buf_write, &w->s, err, sizeof(err)))
 			CHECK_FAIL_AT("verify_send_ready: %s", err);
 		CHECK_EQ(v.sent, h);
@@ -488,29 +489,98 @@ TEST(flipped_record_byte)
 	world_free(&w);
 }
 
-/* The digest off: no records, a bare trailer, nothing verified. */
+/*
+ * The digest off: no pool, but the records still go out as the spans are
+ * handed over (send_side checks v.sent == handed after each step and
+ * v.sent == v.spans at the end), 16 bytes each with no digests, then a
+ * bare trailer; no block digest is set, and nothing is verified.
+ */
 TEST(digest_off)
 {
 	struct world w;
 	struct imgs_parser ps;
 	struct verify_block res[NB];
 	bool ok[NB] = {false, false, false, false, false};
+	uint8_t zero[DIGEST_MAX] = {0};
 	uint8_t **c;
+	uint64_t known = 0;
+	int records = 0;
 
 	world_init(&w, DIGEST_OFF);
 	send_side(&w, 2, 2);
 	if (check_failed)
 		return;
-	CHECK_EQ(w.s.writes, 1); /* the trailer only */
-	CHECK_EQ(w.s.n, w.hn + 4);
+	/* handed 2 at a time up to 18, then the rest: spans [0,2) are in
+	 * blocks 1 and 2, [4,6) in blocks 2 and 3, the others in one block
+	 * each: 2+1+2+1+1+1+1+1+1 records, and 1 for [18,21) at the end */
+	CHECK_EQ(w.s.writes, 12 + 1); /* and the trailer */
+	CHECK_EQ(w.s.n, w.hn + 12 * 16 + 4);
+	for (uint32_t i = 0; i < NB; i++)
+		CHECK_MEM_EQ(w.b[i].digest, zero, DIGEST_MAX);
+	/* the records, one by one: each advances spans_known by its count */
+	imgs_parser_init(&ps, UINT64_MAX);
+	CHECK_EQ(imgs_feed(&ps, w.s.p, w.hn), IMGS_EV_HEADER);
+	for (size_t at = w.hn; at + 4 < w.s.n; at += 16) {
+		uint32_t n = (uint32_t)w.s.p[at + 12] << 24 | (uint32_t)w.s.p[at + 13] << 16 |
+			     (uint32_t)w.s.p[at + 14] << 8 | w.s.p[at + 15];
+		CHECK_EQ(imgs_feed(&ps, w.s.p + at, 16), IMGS_EV_SPANS);
+		known += n;
+		CHECK_EQ(ps.spans_known, known);
+		records++;
+	}
+	CHECK_EQ(records, 12);
+	CHECK_EQ(known, 21);
+	CHECK_EQ(imgs_feed(&ps, w.s.p + w.s.n - 4, 4), IMGS_EV_TRAILER);
+	CHECK_OK(imgs_finish(&ps));
+	imgs_parser_free(&ps);
+	/* the receive side, in pieces of 3 bytes */
 	c = copy_blocks(&w);
 	recv_side(&w, w.s.p, w.s.n, c, DIGEST_OFF, 2, 3, &ps, res);
 	if (check_failed)
 		return;
-	CHECK_EQ(ps.spans_known, 0);
+	CHECK_EQ(ps.spans_known, 21);
+	CHECK(ps.span_digests == NULL);
 	check_results(&w, &ps, res, ok, NULL);
 	imgs_parser_free(&ps);
 	free_copies(&w, c);
+	world_free(&w);
+}
+
+/* The digest off, nothing handed before the end: verify_send_finish sends
+ * every record (one per block with spans), and with records of at most
+ * 1024 spans as with digests. */
+TEST(digest_off_records_at_the_end)
+{
+	struct world w;
+	struct imgs_parser ps;
+	struct verify_block res[NB];
+	uint8_t **c;
+
+	world_init(&w, DIGEST_OFF);
+	send_side(&w, 1, 0);
+	if (check_failed)
+		return;
+	CHECK_EQ(w.s.writes, 4 + 1); /* blocks 1..4, then the trailer */
+	CHECK_EQ(w.s.n, w.hn + 4 * 16 + 4);
+	c = copy_blocks(&w);
+	recv_side(&w, w.s.p, w.s.n, c, DIGEST_OFF, 1, 1000, &ps, res);
+	if (check_failed)
+		return;
+	CHECK_EQ(ps.spans_known, 21);
+	imgs_parser_free(&ps);
+	free_copies(&w, c);
+	world_free(&w);
+
+	world_init_big(&w, DIGEST_OFF, 1100 * MIB - 5, false); /* never read */
+	send_side(&w, 1, 0);
+	if (check_failed)
+		return;
+	CHECK_EQ(w.s.n, w.hn + 2 * 16 + 4); /* 1024 + 76 spans */
+	imgs_parser_init(&ps, UINT64_MAX);
+	CHECK_EQ(imgs_feed(&ps, w.s.p, w.s.n), IMGS_EV_HEADER | IMGS_EV_SPANS | IMGS_EV_TRAILER);
+	CHECK_EQ(ps.spans_known, 1100);
+	CHECK_OK(imgs_finish(&ps));
+	imgs_parser_free(&ps);
 	world_free(&w);
 }
 
