@@ -272,7 +272,7 @@ static int take_chunk_size(struct recv_state *s)
 {
 	uint64_t given = s->a.m.opts.chunk_size;
 
-	if (given && given != s->ps.chunk_size) {
+	if (s->a.m.chunk_given && given != s->ps.chunk_size) {
 		snprintf(s->err, sizeof(s->err), "chunk-size mismatch: --chunk-size %llu here, but "
 			 "the source registers in chunks of %u bytes", (unsigned long long)given,
 			 s->ps.chunk_size);
