@@ -228,6 +228,9 @@ static int check_memlock(struct recv_state *s)
 
 /* The header is complete: allocate zeroed memory for every block, in the
  * source's order, and hand it to the library. */
+/* Images are written 1 MiB at a time: a MiB of zeros stays a hole. */
+#define IMAGE_PIECE (1u << 20)
+
 /* On a pool thread, once a span is hashed: into its image file (a
  * temporary one until the run is verified), while the rest arrives. */
 static void span_landed(void *ctx, const struct hash_job *j)
@@ -235,8 +238,13 @@ static void span_landed(void *ctx, const struct hash_job *j)
 	struct recv_state *s = ctx;
 	int none = 0;
 
-	if (out_write_chunk(&s->rb[j->block].img, j->offset, j->p, (size_t)j->len))
-		atomic_compare_exchange_strong(&s->write_errno, &none, errno ? errno : EIO);
+	for (uint64_t off = 0; off < j->len; off += IMAGE_PIECE) {
+		uint64_t n = j->len - off < IMAGE_PIECE ? j->len - off : IMAGE_PIECE;
+		if (out_write_chunk(&s->rb[j->block].img, j->offset + off, j->p + off, (size_t)n)) {
+			atomic_compare_exchange_strong(&s->write_errno, &none, errno ? errno : EIO);
+			return;
+		}
+	}
 }
 
 /* Create the image files, and hash the spans as their records arrive
