@@ -37,4 +37,8 @@ int bench_die(const char *what, const char *msg);
 int bench_bulk_send(const struct bench_args *a);
 int bench_bulk_recv(const struct bench_args *a);
 
+/* bench_regmr.c: ibv_reg_mr of a large region, one MR against several and
+ * one thread against several (its own command line: argv[0] is "regmr"). */
+int bench_regmr(int argc, char **argv);
+
 #endif

@@ -520,7 +520,8 @@ static void usage(void)
 		"       rdmig-bench footprint --to ADDR:PORT [--json FILE]   (server --conns 2)\n"
 		"       rdmig-bench bulk-recv --listen ADDR:PORT --file F [--pin-all] [--json FILE]\n"
 		"       rdmig-bench bulk-send --to ADDR:PORT --file F [--pin-all] [--json FILE]\n"
-		"                             [--hash none|inline|thread]\n");
+		"                             [--hash none|inline|thread]\n"
+		"       rdmig-bench regmr [--dev NAME] [--mb N] [--pieces 1,2,4] [--rounds R]\n");
 }
 
 static int parse_args(int argc, char **argv, struct bench_args *a)
@@ -587,6 +588,8 @@ int main(int argc, char **argv)
 	};
 	struct bench_args a;
 
+	if (argc >= 2 && !strcmp(argv[1], "regmr")) /* no peer, its own options */
+		return bench_regmr(argc - 1, argv + 1);
 	if (argc < 2 || parse_args(argc, argv, &a)) {
 		usage();
 		return 2;
