@@ -325,6 +325,24 @@ static int spans_handed(struct send_state *s, uint64_t handed)
 
 /* Send one block chunk by chunk (the pool hashes it meanwhile), and the
  * records of its spans as they are handed over and hashed. */
+/* A chunk that is not all zero, a span at a time: a span's record can go
+ * as soon as the span is handed over, however big the chunk (with 256 MiB
+ * chunks the receiver otherwise checked the last 256 MiB after the end). */
+static int send_spans(struct send_state *s, uint32_t b, uint64_t off, uint64_t n)
+{
+	for (uint64_t at = off; at < off + n;) {
+		uint64_t end = ((at >> SPAN_SHIFT) + 1) << SPAN_SHIFT;
+
+		if (end > off + n)
+			end = off + n;
+		if (send_pages(s, b, at, end - at) || keep_alive(s) ||
+		    spans_handed(s, s->desc[b].first_span + (end >> SPAN_SHIFT)))
+			return -1;
+		at = end;
+	}
+	return 0;
+}
+
 static int send_block(struct send_state *s, uint32_t b)
 {
 	const uint8_t *base = s->f[b].map;
@@ -340,7 +358,7 @@ static int send_block(struct send_state *s, uint32_t b)
 		if (all_zero(base + off, (size_t)n))
 			ret = rdmig_source_write(s->src, b, off, n);
 		else
-			ret = send_pages(s, b, off, n);
+			ret = send_spans(s, b, off, n);
 		if (ret || keep_alive(s) ||
 		    spans_handed(s, s->desc[b].first_span + ((off + n) >> SPAN_SHIFT)))
 			return -1;
