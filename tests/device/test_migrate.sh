@@ -41,7 +41,7 @@ fi
 case_index() {
 	local i=0 c
 	for c in shapes_dynamic shapes_pin_all large ipv6_listen several_in_a_row \
-		inline_auto_vs_off bad_input; do
+		inline_auto_vs_off bad_input verify_modes; do
 		[ "$c" = "$1" ] && { echo $i; return 0; }
 		i=$((i + 1))
 	done
@@ -338,6 +338,29 @@ case_several_in_a_row() {
 	done
 }
 
+# --verify sha256 on send, --verify off on send, --verify off on recv: the
+# data arrives byte for byte each time; verified only when both check.
+case_verify_modes() {
+	local f=$WORK/v.bin out
+	rand "$f" $((9 * 1048576 + 77))
+	out=$WORK/out_sha
+	migrate sha "$PORT" "$out" "" --verify sha256 "$f" || fail "sha256: did not start"
+	migration_checks sha "send --verify sha256" "$out" "$f"
+	check "send --verify sha256: recv says sha256" grep -q '"verify": "sha256"' "$WORK/sha.recv.json"
+	out=$WORK/out_soff
+	migrate soff "$PORT" "$out" "" --verify off "$f" || fail "send off: did not start"
+	check "send --verify off: both exit 0 ($SEND_RC/$RECV_RC)" [ "$SEND_RC$RECV_RC" = 00 ]
+	check "send --verify off: the output equals its input" same_files "$out" "$f"
+	check "send --verify off: recv reports it unverified" \
+		eval 'grep -q "\"verify\": \"off\"" "$WORK/soff.recv.json" && grep -q "\], \"verified\": false" "$WORK/soff.recv.json"'
+	out=$WORK/out_roff
+	migrate roff "$PORT" "$out" "--verify off" "$f" || fail "recv off: did not start"
+	check "recv --verify off: both exit 0 ($SEND_RC/$RECV_RC)" [ "$SEND_RC$RECV_RC" = 00 ]
+	check "recv --verify off: the output equals its input" same_files "$out" "$f"
+	check "recv --verify off: recv reports it unverified" \
+		grep -q '\], "verified": false' "$WORK/roff.recv.json"
+}
+
 case_inline_auto_vs_off() {
 	local in=$WORK/in.bin z=$WORK/z.bin mode json rjson
 	rand "$in" $((3 * 1048576 + 4321))
@@ -433,6 +456,7 @@ large) case_large ;;
 ipv6_listen) case_ipv6_listen ;;
 several_in_a_row) case_several_in_a_row ;;
 inline_auto_vs_off) case_inline_auto_vs_off ;;
+verify_modes) case_verify_modes ;;
 bad_input) case_bad_input ;;
 esac
 check_json
