@@ -26,6 +26,20 @@ static bool send_buf_free(const struct rdmig_conn *c, const void *arg)
 	return c->sq_completed >= c->send_buf_seq;
 }
 
+/* A post fails when the QP went to the error state before its completions
+ * said so (a peer killed mid-transfer): say that, not only the errno the
+ * provider chose for it (EINVAL, ENOTCONN, ...). */
+static const char *qp_state_hint(const struct rdmig_conn *c)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+
+	if (c->id && c->id->qp && ibv_query_qp(c->id->qp, &attr, IBV_QP_STATE, &init) == 0 &&
+	    attr.qp_state == IBV_QPS_ERR)
+		return " (the connection is in error: the peer went away or a transfer failed)";
+	return "";
+}
+
 int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
 {
 	struct ibv_sge sge = {
@@ -44,8 +58,8 @@ int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
 		return 0;
 	err = verbs_errno(ibv_post_recv(c->id->qp, &wr, &bad));
 	if (err)
-		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "ibv_post_recv (%s slot): %s",
-				   slot == SLOT_READY ? "READY" : "DATA", strerror(err));
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "ibv_post_recv (%s slot): %s%s",
+				   slot == SLOT_READY ? "READY" : "DATA", strerror(err), qp_state_hint(c));
 	c->recv[slot].posted = true;
 	c->recv[slot].done = false;
 	return 0;
@@ -154,9 +168,9 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 	}
 	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
 	if (ret)
-		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (%s, %u bytes, %s): %s",
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (%s, %u bytes, %s): %s%s",
 				   rdmig_msg_type_name(m->type), bytes, inl ? "inline" : "copied",
-				   strerror(ret));
+				   strerror(ret), qp_state_hint(c));
 	seq = rdmig__conn_sq_record(c, signaled);
 	if (!inl)
 		c->send_buf_seq = seq;
@@ -296,8 +310,8 @@ static int post_flush(struct rdmig_conn *c)
 	int ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
 
 	if (ret)
-		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (flush): %s",
-				   strerror(ret));
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (flush): %s%s",
+				   strerror(ret), qp_state_hint(c));
 	rdmig__conn_sq_record(c, true);
 	return 0;
 }
@@ -402,8 +416,8 @@ int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len
 	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret),
-				   "ibv_post_send (RDMA WRITE of %u bytes to 0x%llx): %s", len,
-				   (unsigned long long)remote, strerror(ret));
+				   "ibv_post_send (RDMA WRITE of %u bytes to 0x%llx): %s%s", len,
+				   (unsigned long long)remote, strerror(ret), qp_state_hint(c));
 	rdmig__conn_sq_record(c, signaled);
 	c->writes_signaled += signaled;
 	return 0;
