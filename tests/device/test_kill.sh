@@ -9,7 +9,7 @@
 #       a random moment between the arrival of the stream header and the
 #       end of the transfer (a fifth of them within 0.2 s of the header: the
 #       setup), alternating dynamic and pin-all, until TRIALS (default 10)
-#       kills landed mid-migration (at most 2 x TRIALS migrations).  The
+#       kills landed mid-migration (at most 3 x TRIALS migrations).  The
 #       survivor must exit within 10 s of the kill (the default --timeout),
 #       non-zero with one clear error line (or 0, when the kill came after
 #       the migration got through), leave no process behind and, for recv,
@@ -211,7 +211,9 @@ kill_trial() {
 	fi
 	ms=$((END_MS - t_kill))
 	local rc=$END_RC
-	wait_end "$vtag" 5
+	# the victim's exit is the kernel's teardown of its RDMA resources,
+	# slow under load; not what this test bounds
+	wait_end "$vtag" 30
 	if ((ms < 0)); then
 		echo "# $what: $survivor ended just before the kill: not counted"
 		KILLS=$((KILLS - 1)) MISSED=$((MISSED + 1))
@@ -232,7 +234,10 @@ kill_trial() {
 		[ "$ms" -le "$BOUND_MS" ]
 	check "$what: $survivor exits 1, with one clear error line" \
 		eval '[ "$rc" = 1 ] && one_error_line "$stag" && clear_kill_message "$stag"'
-	check "$what: no process left, no sanitizer report" \
+	local left=""
+	alive "$vpid" && left+=" $victim"
+	alive "$spid" && left+=" $survivor"
+	check "$what: no process left${left:+ (still alive:$left)}, no sanitizer report" \
 		eval '! alive "$vpid" && ! alive "$spid" && no_sanitizer_report "$stag"'
 	[ "$survivor" = recv ] && check "$what: recv left no output" no_outputs "$WORK/out$n"
 	rm -rf "$WORK/out$n"
@@ -257,10 +262,10 @@ shrink_window() {
 	((WINDOW >= 100)) || WINDOW=100
 }
 
-# TRIALS kills that land mid-migration, in at most twice as many trials.
+# TRIALS kills that land mid-migration, in at most three times as many trials.
 case_kill() {
 	local victim=$1 n=0
-	KILLS=0 MISSED=0 LATE=0 MAX_TRIALS=$((2 * TRIALS))
+	KILLS=0 MISSED=0 LATE=0 MAX_TRIALS=$((3 * TRIALS))
 	calibrate || return
 	WINDOW=$((T_TRANSFER * 7 / 10))
 	while ((KILLS - LATE < TRIALS && n < MAX_TRIALS)); do
