@@ -294,8 +294,12 @@ to_rdmig() {
 		break
 	done
 	cat "$WORK/$tag.migrate.err" >&2
-	qmp "$WORK/$tag.qmp" status >"$WORK/$tag.src-status" 2>/dev/null
-	qmp "$WORK/$tag.qmp" quit >/dev/null 2>&1
+	# a killed source (mode killed) has no QMP to ask: qmp.py would wait a
+	# minute per call for the socket to answer
+	if kill -0 "$(cat "$WORK/$tag.pid" 2>/dev/null)" 2>/dev/null; then
+		qmp "$WORK/$tag.qmp" status >"$WORK/$tag.src-status" 2>/dev/null
+		qmp "$WORK/$tag.qmp" quit >/dev/null 2>&1
+	fi
 	wait "$spid" 2>/dev/null
 }
 
