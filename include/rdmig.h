@@ -34,6 +34,34 @@
  *  - Multi-byte values in the public structs are in host byte order; the
  *    rdmig_encode_* / rdmig_decode_* functions convert to and from the
  *    big-endian wire format.
+ *
+ * Threads, lifetimes and blocking:
+ *  - The library has no global mutable state and takes no locks.  Distinct
+ *    handles (two connections, two listeners) may be used from different
+ *    threads at the same time.  One handle, and the source or destination
+ *    made on it, is used by one thread at a time; the caller serialises.
+ *    The log callback runs in the thread that made the call which logs.
+ *  - The handle copies struct rdmig_opts, but not what its pointers point
+ *    to: opts.log_ctx and *opts.cancel must stay valid until the last
+ *    handle made with those options is destroyed.
+ *  - A connection must outlive the source or destination made on it.  The
+ *    memory of every struct rdmig_block (host) stays mapped, and its size
+ *    unchanged, until rdmig_source_destroy / rdmig_dest_destroy returns: it
+ *    is registered with the device, and on a destination the peer may
+ *    write into it by RDMA until then.  The block array itself is copied.
+ *  - An errmsg function's string belongs to the handle: it is valid until
+ *    the handle is destroyed, and the next failing call on that handle
+ *    (or on its source or destination) overwrites it.  Copy it to keep it.
+ *  - Every call that waits for the peer blocks the calling thread, for at
+ *    most opts.timeout_ms per wait (accept: opts.accept_timeout_ms), and
+ *    returns RDMIG_ECANCELED within 100 ms of *opts.cancel becoming
+ *    non-zero.
+ *  - Destroy functions may block: rdmig_conn_destroy of a connected handle
+ *    waits up to 2 s for posted sends to complete before it disconnects,
+ *    then for the kernel to tear the QP and CM id down (milliseconds on
+ *    the devices tested); rdmig_source_destroy and rdmig_dest_destroy
+ *    deregister memory, which takes time in proportion to what was
+ *    registered.  They never wait for the peer beyond that.
  */
 #ifndef RDMIG_H
 #define RDMIG_H
