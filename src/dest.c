@@ -130,7 +130,8 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
 	int ret;
 
 	if (d->have_blocks)
-		return engine_fail(&d->io, RDMIG_ESTATE, "the destination's blocks are already set");
+		return engine_fail(&d->io, RDMIG_ESTATE,
+				   "the destination's blocks are already set");
 	ret = rdmig__engine_check_blocks(&d->io, blocks, nblocks, d->shift);
 	if (ret)
 		return ret;
@@ -173,7 +174,8 @@ static int pin_all_blocks(struct rdmig_dest *d)
 			continue;
 		b->block_mr = register_remote(d, b->host, b->length);
 		if (!b->block_mr)
-			return rdmig__engine_reg_failed(&d->io, "destination block", b->name, b->length);
+			return rdmig__engine_reg_failed(&d->io, "destination block", b->name,
+							b->length);
 		d->st.chunks_registered += b->nchunks;
 	}
 	return 0;

@@ -38,8 +38,8 @@ static inline uint64_t engine_align_chunk(uint64_t v, unsigned shift)
 }
 
 /* Validate a caller's block list (count, names, memory, lengths). */
-int rdmig__engine_check_blocks(const struct engine_io *io, const struct rdmig_block *blocks, size_t n,
-				unsigned shift);
+int rdmig__engine_check_blocks(const struct engine_io *io, const struct rdmig_block *blocks,
+				size_t n, unsigned shift);
 
 /* rdmig_msg_parse's codes: a received message broke the wire rules, and
  * the side that received it answers with ERROR. */

@@ -59,7 +59,8 @@ struct engine_io_ops {
 	 * the error: it knows what it was registering). */
 	struct engine_mr *(*reg)(void *ctx, void *addr, uint64_t len, enum engine_access access);
 	void (*dereg)(void *ctx, struct engine_mr *mr);
-	/* Post one RDMA WRITE; it completes in the background. */
+	/* Post one RDMA WRITE (once the send queue has room); it completes
+	 * in the background. */
 	int (*post_write)(void *ctx, const struct engine_write *w);
 	/* Wait (at most timeout_ms; <= 0: the connection's timeout) until
 	 * every write and control send posted so far completed. */

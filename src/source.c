@@ -234,8 +234,8 @@ int rdmig_source_setup(struct rdmig_source *s)
 
 	if (s->set_up)
 		return engine_fail(&s->io, RDMIG_ESTATE, "rdmig_source_setup was already called");
-	ret = s->io.ops->request_send(s->io.ctx,
-				      &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL});
+	ret = s->io.ops->request_send(s->io.ctx, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST,
+								     1, 0, NULL});
 	/* Pin our own memory while the destination pins its. */
 	if (!ret && s->pin_all)
 		ret = pin_all_local(s);
@@ -262,7 +262,8 @@ static int send_compress(struct rdmig_source *s, const struct pending_write *w)
 	int ret;
 
 	rdmig_encode_compress(&comp, rec);
-	ret = s->io.ops->send(s->io.ctx, &(struct rdmig_msg){RDMIG_MSG_COMPRESS, 1, sizeof(rec), rec});
+	ret = s->io.ops->send(s->io.ctx,
+			      &(struct rdmig_msg){RDMIG_MSG_COMPRESS, 1, sizeof(rec), rec});
 	if (!ret)
 		s->st.bytes_compressed += w->len;
 	return ret;
@@ -451,13 +452,15 @@ int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, 
 	struct src_block *b;
 
 	if (!s->set_up)
-		return engine_fail(&s->io, RDMIG_ESTATE, "rdmig_source_write before rdmig_source_setup");
+		return engine_fail(&s->io, RDMIG_ESTATE,
+				   "rdmig_source_write before rdmig_source_setup");
 	if (block >= s->nblocks)
-		return engine_fail(&s->io, RDMIG_EINVAL, "block %u does not exist (%zu blocks)", block,
-				   s->nblocks);
+		return engine_fail(&s->io, RDMIG_EINVAL, "block %u does not exist (%zu blocks)",
+				   block, s->nblocks);
 	b = &s->blocks[block];
 	if (offset > b->length || len > b->length - offset)
-		return engine_fail(&s->io, RDMIG_EINVAL, "range %llu+%llu is outside block %s (%llu bytes)",
+		return engine_fail(&s->io, RDMIG_EINVAL,
+				   "range %llu+%llu is outside block %s (%llu bytes)",
 				   (unsigned long long)offset, (unsigned long long)len, b->name,
 				   (unsigned long long)b->length);
 	/* split at chunk boundaries; queue_range merges what may be merged */

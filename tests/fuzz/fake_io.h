@@ -8,9 +8,10 @@
  * No device, no queue pair, no completion queue, no libibverbs: a received
  * message is the next frame the test hands out, parsed by the real
  * rdmig_msg_parse as channel.c does; every READY, reply, ERROR and
- * registration is recorded so the test can check it.  Registered regions get fake keys from a table that
- * remembers what each key covered and whether it is still registered, so a
- * reply that names a stale or too-small region is caught.
+ * registration is recorded so the test can check it.  Registered regions
+ * get fake keys from a table that remembers what each key covered and
+ * whether it is still registered, so a reply that names a stale or
+ * too-small region is caught.
  */
 #ifndef RDMIG_FAKE_IO_H
 #define RDMIG_FAKE_IO_H

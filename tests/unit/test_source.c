@@ -178,8 +178,8 @@ static int fake_request_reply(void *ctx, uint32_t reply_type, struct rdmig_msg *
 {
 	log_event(EV_REPLY)->type = reply_type;
 	if (reply_type != fd.awaited) {
-		fprintf(stderr, "a reply %s awaited, %s asked for\n", rdmig_msg_type_name(reply_type),
-			rdmig_msg_type_name(fd.awaited));
+		fprintf(stderr, "a reply %s awaited, %s asked for\n",
+			rdmig_msg_type_name(reply_type), rdmig_msg_type_name(fd.awaited));
 		abort();
 	}
 	fd.awaited = RDMIG_MSG_NONE;
@@ -188,7 +188,10 @@ static int fake_request_reply(void *ctx, uint32_t reply_type, struct rdmig_msg *
 				   "the peer sent ERROR while we waited for %s",
 				   rdmig_msg_type_name(reply_type));
 	*reply = (struct rdmig_msg){reply_type, 1, 0, fd.reply_buf};
-	reply->len = reply_type == RDMIG_MSG_RAM_BLOCKS_RESULT ? blocks_result() : register_result();
+	if (reply_type == RDMIG_MSG_RAM_BLOCKS_RESULT)
+		reply->len = blocks_result();
+	else
+		reply->len = register_result();
 	return 0;
 }
 
