@@ -9,6 +9,13 @@
 #include "log.h"
 #include "opts.h"
 
+/* The layer rule (docs/design.md): an engine reaches its connection only
+ * through engine_io.h.  conn.h has the same guard the other way round, so
+ * the order of the includes does not matter. */
+#ifdef RDMIG_CONN_H
+#error "engine code must not include conn.h: go through engine_io.h"
+#endif
+
 /*
  * Chunks are 2^shift bytes (rdmig_opts.chunk_size: shift 20 to 30, as
  * QEMU's x-rdma-chunk-size); each engine keeps its shift.
