@@ -9,17 +9,13 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <rdma/rdma_cma.h>
+#include "opts.h"
 #include "rdmig.h"
 
 /* A wait sleeps at most this long at a time when it can be cancelled: the
  * signal that sets the flag may land just before poll(2) starts sleeping,
  * and then nothing else would wake it. */
 #define WAIT_CANCEL_SLICE_MS 100
-
-static inline bool wait_cancelled(const struct rdmig_opts *opts)
-{
-	return opts && opts->cancel && *opts->cancel;
-}
 
 /* The longest one poll(2) of a wait may sleep, given the time left. */
 static inline int wait_slice_ms(const struct rdmig_opts *opts, long long left_ms)

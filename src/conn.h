@@ -15,6 +15,11 @@
 #include "log.h"
 #include "rdmig.h"
 
+/* The engines (engine.h) reach a connection only through engine_io.h. */
+#ifdef RDMIG_ENGINE_H
+#error "engine code must not include conn.h: go through engine_io.h"
+#endif
+
 /*
  * Control buffers: one registered region of three 512 KiB slots, as QEMU
  * has, because a peer may send any message up to the 512 KiB bound.

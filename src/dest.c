@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dest.c - the receiving side of a migration.
  *
@@ -16,10 +17,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "cm_event.h"
 #include "engine.h"
-
-#define DEST_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
 
 struct dst_block {
 	char *name;
@@ -27,8 +25,8 @@ struct dst_block {
 	uint64_t length;
 	uint64_t offset; /* in this side's RAM offset space */
 	uint32_t nchunks;
-	struct ibv_mr **chunk_mr; /* per chunk; may share one MR (multi-chunk requests) */
-	struct ibv_mr *block_mr;  /* PIN_ALL */
+	struct engine_mr **chunk_mr; /* per chunk; may share one MR (multi-chunk requests) */
+	struct engine_mr *block_mr;  /* PIN_ALL */
 };
 
 /* A COMPRESS range: [start, end) of block `block`, from record `rec`. */
@@ -38,14 +36,14 @@ struct zrange {
 };
 
 struct rdmig_dest {
-	struct rdmig_conn *c;
+	struct engine_io io;
 	struct dst_block *blocks;
 	size_t nblocks;
 	bool have_blocks;
 	bool blocks_sent;     /* RAM_BLOCKS_RESULT went out */
 	bool blocks_pending;  /* RAM_BLOCKS_REQUEST waits for set_blocks */
 	unsigned shift;       /* chunks of 2^shift bytes (opts.chunk_size) */
-	struct ibv_mr **mrs;  /* every chunk MR we own */
+	struct engine_mr **mrs; /* every chunk MR we own */
 	size_t nmrs, mrs_cap;
 	uint8_t *scratch;     /* replies: up to 4096 records */
 	struct zrange *zr;    /* the COMPRESS ranges of the message at hand, sorted */
@@ -53,14 +51,12 @@ struct rdmig_dest {
 	int failed;           /* the code rdmig_dest_next failed with (sticky) */
 };
 
-int rdmig_dest_create(struct rdmig_conn *c, struct rdmig_dest **out)
+/* rdmig_dest_create over a connection is in engine_io_conn.c. */
+int rdmig__dest_create(const struct engine_io *io, struct rdmig_dest **out)
 {
 	struct rdmig_dest *d;
 
-	if (out)
-		*out = NULL;
-	if (!c || !out)
-		return RDMIG_EINVAL;
+	*out = NULL;
 	d = calloc(1, sizeof(*d));
 	if (d) {
 		d->scratch = malloc((size_t)RDMIG_MAX_REPEAT * RDMIG_DEST_BLOCK_SIZE);
@@ -70,10 +66,10 @@ int rdmig_dest_create(struct rdmig_conn *c, struct rdmig_dest **out)
 		if (d)
 			free(d->scratch);
 		free(d);
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM, "cannot allocate the destination");
+		return engine_fail(io, RDMIG_ENOMEM, "cannot allocate the destination");
 	}
-	d->c = c;
-	d->shift = engine_chunk_shift(c->opts.chunk_size);
+	d->io = *io;
+	d->shift = engine_chunk_shift(io->opts->chunk_size);
 	*out = d;
 	return 0;
 }
@@ -85,13 +81,12 @@ int rdmig_dest_set_chunk_size(struct rdmig_dest *d, uint64_t chunk_size)
 	if (!chunk_size)
 		chunk_size = RDMIG_CHUNK_SIZE;
 	if (!RDMIG_CHUNK_SIZE_VALID(chunk_size))
-		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_EINVAL,
+		return engine_fail(&d->io, RDMIG_EINVAL,
 				   "chunk size %llu bytes: a power of two from 1 MiB to 1 GiB",
 				   (unsigned long long)chunk_size);
 	/* the blocks' chunk bookkeeping is laid out in set_blocks */
 	if (d->have_blocks)
-		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ESTATE,
-				   "the chunk size is set before the blocks");
+		return engine_fail(&d->io, RDMIG_ESTATE, "the chunk size is set before the blocks");
 	d->shift = engine_chunk_shift(chunk_size);
 	return 0;
 }
@@ -100,7 +95,7 @@ static void free_blocks(struct rdmig_dest *d)
 {
 	for (size_t i = 0; i < d->nblocks; i++) {
 		if (d->blocks[i].block_mr)
-			ibv_dereg_mr(d->blocks[i].block_mr);
+			d->io.ops->dereg(d->io.ctx, d->blocks[i].block_mr);
 		free(d->blocks[i].chunk_mr);
 		free(d->blocks[i].name);
 	}
@@ -114,7 +109,7 @@ void rdmig_dest_destroy(struct rdmig_dest *d)
 	if (!d)
 		return;
 	for (size_t i = 0; i < d->nmrs; i++)
-		ibv_dereg_mr(d->mrs[i]);
+		d->io.ops->dereg(d->io.ctx, d->mrs[i]);
 	free(d->mrs);
 	free_blocks(d);
 	free(d->scratch);
@@ -124,7 +119,7 @@ void rdmig_dest_destroy(struct rdmig_dest *d)
 
 const char *rdmig_dest_errmsg(const struct rdmig_dest *d)
 {
-	return d ? d->c->errmsg : "no destination";
+	return d ? d->io.errmsg : "no destination";
 }
 
 int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks, size_t nblocks)
@@ -135,14 +130,14 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
 	int ret;
 
 	if (d->have_blocks)
-		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ESTATE,
+		return engine_fail(&d->io, RDMIG_ESTATE,
 				   "the destination's blocks are already set");
-	ret = rdmig__engine_check_blocks(d->c, blocks, nblocks, d->shift);
+	ret = rdmig__engine_check_blocks(&d->io, blocks, nblocks, d->shift);
 	if (ret)
 		return ret;
 	d->blocks = calloc(nblocks ? nblocks : 1, sizeof(*d->blocks));
 	if (!d->blocks)
-		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ENOMEM, "out of memory");
+		return engine_fail(&d->io, RDMIG_ENOMEM, "out of memory");
 	d->nblocks = nblocks;
 	for (size_t i = 0; i < nblocks; i++) {
 		struct dst_block *b = &d->blocks[i];
@@ -156,7 +151,7 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
 		next_offset = engine_align_chunk(b->offset + b->length, d->shift);
 		if (!b->name || !b->chunk_mr) {
 			free_blocks(d);
-			return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ENOMEM, "out of memory");
+			return engine_fail(&d->io, RDMIG_ENOMEM, "out of memory");
 		}
 	}
 	d->have_blocks = true;
@@ -165,15 +160,22 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
 
 /* --------------------------------------------------------- RAM blocks -- */
 
+/* Destination memory is written by the peer and never read by it. */
+static struct engine_mr *register_remote(struct rdmig_dest *d, void *addr, uint64_t len)
+{
+	return d->io.ops->reg(d->io.ctx, addr, len, ENGINE_ACCESS_REMOTE_WRITE);
+}
+
 static int pin_all_blocks(struct rdmig_dest *d)
 {
 	for (size_t i = 0; i < d->nblocks; i++) {
 		struct dst_block *b = &d->blocks[i];
 		if (!b->length || b->block_mr)
 			continue;
-		b->block_mr = ibv_reg_mr(d->c->pd, b->host, b->length, DEST_ACCESS);
+		b->block_mr = register_remote(d, b->host, b->length);
 		if (!b->block_mr)
-			return rdmig__engine_reg_failed(d->c, "destination block", b->name, b->length);
+			return rdmig__engine_reg_failed(&d->io, "destination block", b->name,
+							b->length);
 		d->st.chunks_registered += b->nchunks;
 	}
 	return 0;
@@ -183,11 +185,11 @@ static int pin_all_blocks(struct rdmig_dest *d)
  * QEMU: repeat 1, the count is len / 32. */
 static int reply_blocks(struct rdmig_dest *d)
 {
-	bool pin_all = d->c->caps.flags & RDMIG_CAP_PIN_ALL;
+	bool pin_all = d->io.caps->flags & RDMIG_CAP_PIN_ALL;
 	int ret = pin_all ? pin_all_blocks(d) : 0;
 
 	if (ret)
-		return rdmig__engine_abort_keep(d->c, ret);
+		return rdmig__engine_abort_keep(&d->io, ret);
 	for (size_t i = 0; i < d->nblocks; i++) {
 		struct dst_block *b = &d->blocks[i];
 		struct rdmig_dest_block db = {
@@ -200,9 +202,8 @@ static int reply_blocks(struct rdmig_dest *d)
 	}
 	d->blocks_sent = true;
 	d->blocks_pending = false;
-	return rdmig_reply(d->c, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_RESULT, 1,
-						     (uint32_t)(d->nblocks * RDMIG_DEST_BLOCK_SIZE),
-						     d->scratch});
+	return d->io.ops->reply(d->io.ctx, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_RESULT, 1,
+			  (uint32_t)(d->nblocks * RDMIG_DEST_BLOCK_SIZE), d->scratch});
 }
 
 /* ----------------------------------------------------- registration -- */
@@ -211,7 +212,7 @@ static struct dst_block *checked_block(struct rdmig_dest *d, const char *what, u
 				       uint32_t index)
 {
 	if (!d->blocks_sent || index >= d->nblocks) {
-		rdmig__engine_abort(d->c, RDMIG_ERANGE, "%s record %u: block index %u, but %s", what, rec,
+		rdmig__engine_abort(&d->io, RDMIG_ERANGE, "%s record %u: block index %u, but %s", what, rec,
 			     index, d->blocks_sent ? "that block does not exist" :
 						     "no RAM blocks were exchanged yet");
 		return NULL;
@@ -219,11 +220,11 @@ static struct dst_block *checked_block(struct rdmig_dest *d, const char *what, u
 	return &d->blocks[index];
 }
 
-static int keep_mr(struct rdmig_dest *d, struct ibv_mr *mr)
+static int keep_mr(struct rdmig_dest *d, struct engine_mr *mr)
 {
 	if (d->nmrs == d->mrs_cap) {
 		size_t cap = d->mrs_cap ? d->mrs_cap * 2 : 64;
-		struct ibv_mr **n = realloc(d->mrs, cap * sizeof(*n));
+		struct engine_mr **n = realloc(d->mrs, cap * sizeof(*n));
 		if (!n)
 			return RDMIG_ENOMEM;
 		d->mrs = n;
@@ -235,10 +236,10 @@ static int keep_mr(struct rdmig_dest *d, struct ibv_mr *mr)
 
 /* The region already registered over chunk `first` when it covers the
  * byte range [start, end) of b whole; else NULL. */
-static struct ibv_mr *covering_mr(const struct dst_block *b, uint32_t first, uint64_t start,
-				  uint64_t end)
+static struct engine_mr *covering_mr(const struct dst_block *b, uint32_t first, uint64_t start,
+				     uint64_t end)
 {
-	struct ibv_mr *mr = b->chunk_mr[first];
+	struct engine_mr *mr = b->chunk_mr[first];
 	uintptr_t lo = (uintptr_t)(b->host + start), hi = (uintptr_t)b->host + end;
 
 	if (mr && (uintptr_t)mr->addr <= lo && (uintptr_t)mr->addr + mr->length >= hi)
@@ -273,7 +274,7 @@ static int register_chunks(struct dst_block *b, struct rdmig_dest *d, uint32_t r
 {
 	uint64_t start = (uint64_t)first << d->shift;
 	uint64_t end = (uint64_t)(first + count) << d->shift;
-	struct ibv_mr *mr;
+	struct engine_mr *mr;
 	uint32_t taken;
 
 	if (b->block_mr) {
@@ -289,19 +290,19 @@ static int register_chunks(struct dst_block *b, struct rdmig_dest *d, uint32_t r
 	}
 	taken = first_registered(b, first, count);
 	if (taken < count)
-		return rdmig__engine_abort(d->c, RDMIG_EPROTO,
+		return rdmig__engine_abort(&d->io, RDMIG_EPROTO,
 				    "REGISTER_REQUEST record %u: chunks %u..%u of block %u (%s), but "
 				    "chunk %u is already registered in another range: a chunk is "
 				    "registered once", rec, first, first + count - 1,
 				    (unsigned)(b - d->blocks), b->name, first + taken);
-	mr = ibv_reg_mr(d->c->pd, b->host + start, end - start, DEST_ACCESS);
+	mr = register_remote(d, b->host + start, end - start);
 	if (!mr)
-		return rdmig__engine_abort_keep(d->c, rdmig__engine_reg_failed(d->c, "destination chunk", b->name,
-								 end - start));
+		return rdmig__engine_abort_keep(&d->io, rdmig__engine_reg_failed(&d->io,
+						"destination chunk", b->name, end - start));
 	if (keep_mr(d, mr)) {
-		ibv_dereg_mr(mr);
-		return rdmig__engine_abort_keep(d->c, rdmig__fail(&d->c->opts, d->c->errmsg,
-							   RDMIG_ENOMEM, "out of memory"));
+		d->io.ops->dereg(d->io.ctx, mr);
+		return rdmig__engine_abort_keep(&d->io, engine_fail(&d->io, RDMIG_ENOMEM,
+									"out of memory"));
 	}
 	for (uint32_t i = first; i < first + count; i++)
 		b->chunk_mr[i] = mr;
@@ -325,7 +326,7 @@ static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in,
 	if (!b)
 		return RDMIG_ERANGE;
 	if (r.key < b->offset || r.key - b->offset >= b->length)
-		return rdmig__engine_abort(d->c, RDMIG_ERANGE,
+		return rdmig__engine_abort(&d->io, RDMIG_ERANGE,
 				    "REGISTER_REQUEST record %u: address 0x%llx is outside block %u "
 				    "(%s: offset 0x%llx, %llu bytes)", rec, (unsigned long long)r.key,
 				    r.block_index, b->name, (unsigned long long)b->offset,
@@ -334,7 +335,7 @@ static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in,
 	chunk = (uint32_t)(rel >> d->shift);
 	/* chunks counts the chunks AFTER the first (QEMU: 0 = one chunk) */
 	if (r.chunks >= b->nchunks - chunk)
-		return rdmig__engine_abort(d->c, RDMIG_ERANGE,
+		return rdmig__engine_abort(&d->io, RDMIG_ERANGE,
 				    "REGISTER_REQUEST record %u: chunk %u plus %llu more of block "
 				    "%u, which has %u of %llu bytes (a chunk-size mismatch?)", rec,
 				    chunk, (unsigned long long)r.chunks, r.block_index, b->nchunks,
@@ -358,9 +359,8 @@ static int handle_register(struct rdmig_dest *d, const struct rdmig_msg *m)
 			return ret;
 	}
 	d->st.register_requests++;
-	return rdmig_reply(d->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_RESULT, m->repeat,
-						     m->repeat * RDMIG_REGISTER_RESULT_SIZE,
-						     d->scratch});
+	return d->io.ops->reply(d->io.ctx, &(struct rdmig_msg){RDMIG_MSG_REGISTER_RESULT, m->repeat,
+			  m->repeat * RDMIG_REGISTER_RESULT_SIZE, d->scratch});
 }
 
 /* UNREGISTER: key is a chunk number.  Only a chunk registered on its own
@@ -370,14 +370,14 @@ static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
 	for (uint32_t i = 0; i < m->repeat; i++) {
 		struct rdmig_register r;
 		struct dst_block *b;
-		struct ibv_mr *mr;
+		struct engine_mr *mr;
 
 		rdmig_decode_register((const uint8_t *)m->payload + (size_t)i * RDMIG_REGISTER_SIZE, &r);
 		b = checked_block(d, "UNREGISTER_REQUEST", i, r.block_index);
 		if (!b)
 			return RDMIG_ERANGE;
 		if (r.key >= b->nchunks)
-			return rdmig__engine_abort(d->c, RDMIG_ERANGE,
+			return rdmig__engine_abort(&d->io, RDMIG_ERANGE,
 					    "UNREGISTER_REQUEST record %u: chunk %llu of block %u, "
 					    "which has %u of %llu bytes (a chunk-size mismatch?)", i,
 					    (unsigned long long)r.key, r.block_index, b->nchunks,
@@ -387,43 +387,12 @@ static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
 			for (size_t k = 0; k < d->nmrs; k++)
 				if (d->mrs[k] == mr)
 					d->mrs[k] = d->mrs[--d->nmrs];
-			ibv_dereg_mr(mr);
+			d->io.ops->dereg(d->io.ctx, mr);
 			b->chunk_mr[r.key] = NULL;
 		}
 	}
-	return rdmig_reply(d->c, &(struct rdmig_msg){RDMIG_MSG_UNREGISTER_FINISHED, 1, 0, NULL});
-}
-
-/* How much zero_range scans between two looks at the cancel flag: 256
- * pages, a millisecond or two even where each first touch of a page
- * faults slowly (a loaded virtual machine). */
-#define ZERO_SLICE (1ull << 20)
-
-/* Zero a range page by page, skipping pages already zero: reading an
- * untouched anonymous page does not allocate it, writing would.  A range
- * may be gigabytes: the caller's cancel flag (SIGINT, SIGTERM) is looked at
- * every ZERO_SLICE bytes.  Returns false when cancelled. */
-static bool zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts)
-{
-	const uint64_t page = 4096;
-	uint64_t since_look = 0;
-
-	while (len) {
-		uint64_t n = page - ((uintptr_t)p & (page - 1));
-		if (n > len)
-			n = len;
-		if (!rdmig__engine_is_zero(p, n))
-			memset(p, 0, n);
-		p += n;
-		len -= n;
-		since_look += n;
-		if (since_look >= ZERO_SLICE) {
-			since_look = 0;
-			if (wait_cancelled(opts))
-				return false;
-		}
-	}
-	return true;
+	return d->io.ops->reply(d->io.ctx,
+				&(struct rdmig_msg){RDMIG_MSG_UNREGISTER_FINISHED, 1, 0, NULL});
 }
 
 static int zr_cmp(const struct zrange *a, uint32_t block, uint64_t start)
@@ -472,12 +441,12 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 	if (!b)
 		return RDMIG_ERANGE;
 	if (cp->value != 0)
-		return rdmig__engine_abort(d->c, RDMIG_EPROTO,
+		return rdmig__engine_abort(&d->io, RDMIG_EPROTO,
 				    "COMPRESS record %u: value %u (only 0, zero the range, "
 				    "is defined)", i, cp->value);
 	rel = cp->offset - b->offset;
 	if (cp->offset < b->offset || rel > b->length || cp->length > b->length - rel)
-		return rdmig__engine_abort(d->c, RDMIG_ERANGE,
+		return rdmig__engine_abort(&d->io, RDMIG_ERANGE,
 				    "COMPRESS record %u: range 0x%llx+%llu is outside block "
 				    "%u (%s: offset 0x%llx, %llu bytes)", i,
 				    (unsigned long long)cp->offset, (unsigned long long)cp->length,
@@ -489,13 +458,13 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 		return 0;
 	other = zr_add(d->zr, nranges, cp->block_index, i, rel, rel + cp->length);
 	if (other >= 0)
-		return rdmig__engine_abort(d->c, RDMIG_EPROTO,
+		return rdmig__engine_abort(&d->io, RDMIG_EPROTO,
 				    "COMPRESS record %u: range 0x%llx+%llu of block %u overlaps "
 				    "record %ld's; the ranges of one message must not overlap", i,
 				    (unsigned long long)cp->offset, (unsigned long long)cp->length,
 				    cp->block_index, other);
-	if (!zero_range(b->host + rel, cp->length, &d->c->opts))
-		return rdmig__fail(&d->c->opts, d->c->errmsg, RDMIG_ECANCELED,
+	if (!rdmig__engine_zero_range(b->host + rel, cp->length, d->io.opts))
+		return engine_fail(&d->io, RDMIG_ECANCELED,
 				   "cancelled while zeroing COMPRESS record %u (%llu bytes of %s)",
 				   i, (unsigned long long)cp->length, b->name);
 	d->st.bytes_compressed += cp->length;
@@ -525,7 +494,7 @@ static int handle_compress(struct rdmig_dest *d, const struct rdmig_msg *m)
 static int blocks_request(struct rdmig_dest *d, struct rdmig_event *ev, bool *ret_now)
 {
 	if (d->blocks_sent)
-		return rdmig__engine_abort(d->c, RDMIG_EPROTO, "a second RAM_BLOCKS_REQUEST");
+		return rdmig__engine_abort(&d->io, RDMIG_EPROTO, "a second RAM_BLOCKS_REQUEST");
 	if (d->have_blocks)
 		return reply_blocks(d);
 	d->blocks_pending = true;
@@ -558,7 +527,7 @@ static int dispatch(struct rdmig_dest *d, const struct rdmig_msg *m, struct rdmi
 		*ret_now = true;
 		return 0;
 	default:
-		return rdmig__engine_abort(d->c, RDMIG_EPROTO, "the destination does not accept %s",
+		return rdmig__engine_abort(&d->io, RDMIG_EPROTO, "the destination does not accept %s",
 				    rdmig_msg_type_name(m->type));
 	}
 }
@@ -568,7 +537,7 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
 	if (d->blocks_pending) {
 		int ret;
 		if (!d->have_blocks)
-			return rdmig__engine_abort(d->c, RDMIG_ESTATE, "the source asked for RAM blocks, "
+			return rdmig__engine_abort(&d->io, RDMIG_ESTATE, "the source asked for RAM blocks, "
 					    "and none were given (rdmig_dest_set_blocks)");
 		ret = reply_blocks(d);
 		if (ret)
@@ -577,14 +546,14 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
 	for (;;) {
 		struct rdmig_msg m;
 		bool ret_now = false;
-		int ret = rdmig_recv(d->c, RDMIG_MSG_NONE, &m);
+		int ret = d->io.ops->recv(d->io.ctx, RDMIG_MSG_NONE, &m);
 
 		if (ret == RDMIG_EDISCONNECTED) {
 			*ev = (struct rdmig_event){.type = RDMIG_EV_END};
 			return 0;
 		}
 		if (engine_msg_violation(ret))
-			rdmig_send_error(d->c);
+			d->io.ops->send_error(d->io.ctx);
 		if (ret)
 			return ret;
 		ret = dispatch(d, &m, ev, &ret_now);

@@ -11,50 +11,51 @@
 /* Blocks per side: the most a RAM_BLOCKS_RESULT can describe in one message. */
 #define ENGINE_MAX_BLOCKS RDMIG_MAX_REPEAT
 
-int rdmig__engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n,
-				unsigned shift)
+int rdmig__engine_check_blocks(const struct engine_io *io, const struct rdmig_block *blocks,
+				size_t n, unsigned shift)
 {
-	if (!c->established)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE, "the connection is not established");
+	if (!io->ops->established(io->ctx))
+		return engine_fail(io, RDMIG_ESTATE, "the connection is not established");
 	if (n > ENGINE_MAX_BLOCKS || (n && !blocks))
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
+		return engine_fail(io, RDMIG_EINVAL,
 				   "%zu RAM blocks (at most %u)", n, ENGINE_MAX_BLOCKS);
 	for (size_t i = 0; i < n; i++) {
 		const struct rdmig_block *b = &blocks[i];
 		if (b->length && !b->host)
-			return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
+			return engine_fail(io, RDMIG_EINVAL,
 					   "block %zu (%s) has %llu bytes and no memory", i,
 					   b->name ? b->name : "?", (unsigned long long)b->length);
 		/* a chunk number must fit the 32 bits of our bookkeeping */
 		if (b->length > ((uint64_t)UINT32_MAX << shift))
-			return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
+			return engine_fail(io, RDMIG_EINVAL,
 					   "block %zu is too large (%llu bytes)", i,
 					   (unsigned long long)b->length);
 	}
 	return 0;
 }
 
-int rdmig__engine_abort_keep(struct rdmig_conn *c, int code)
+int rdmig__engine_abort_keep(const struct engine_io *io, int code)
 {
-	rdmig_send_error(c); /* keeps c->errmsg */
+	io->ops->send_error(io->ctx); /* keeps io->errmsg */
 	return code;
 }
 
-int rdmig__engine_abort(struct rdmig_conn *c, int code, const char *fmt, ...)
+int rdmig__engine_abort(const struct engine_io *io, int code, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
+	vsnprintf(io->errmsg, RDMIG_ERRMSG_SIZE, fmt, ap);
 	va_end(ap);
-	rdmig__log(&c->opts, RDMIG_LOG_ERROR, "%s", c->errmsg);
-	return rdmig__engine_abort_keep(c, code);
+	rdmig__log(io->opts, RDMIG_LOG_ERROR, "%s", io->errmsg);
+	return rdmig__engine_abort_keep(io, code);
 }
 
-int rdmig__engine_reg_failed(struct rdmig_conn *c, const char *what, const char *name, uint64_t len)
+int rdmig__engine_reg_failed(const struct engine_io *io, const char *what, const char *name,
+			     uint64_t len)
 {
 	int err = errno;
-	return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err),
+	return engine_fail(io, rdmig__syserr(err),
 			   "cannot register %s %s (%llu bytes): %s%s", what, name,
 			   (unsigned long long)len, strerror(err),
 			   err == ENOMEM || err == EPERM || err == EFAULT
@@ -79,6 +80,38 @@ bool rdmig__engine_is_zero(const uint8_t *p, uint64_t len)
 	for (; i < len; i++)
 		if (p[i])
 			return false;
+	return true;
+}
+
+/* How much rdmig__engine_zero_range scans between two looks at the cancel flag: 256
+ * pages, a millisecond or two even where each first touch of a page
+ * faults slowly (a loaded virtual machine). */
+#define ZERO_SLICE (1ull << 20)
+
+/* Zero a range page by page, skipping pages already zero: reading an
+ * untouched anonymous page does not allocate it, writing would.  A range
+ * may be gigabytes: the caller's cancel flag (SIGINT, SIGTERM) is looked at
+ * every ZERO_SLICE bytes.  Returns false when cancelled. */
+bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts)
+{
+	const uint64_t page = 4096;
+	uint64_t since_look = 0;
+
+	while (len) {
+		uint64_t n = page - ((uintptr_t)p & (page - 1));
+		if (n > len)
+			n = len;
+		if (!rdmig__engine_is_zero(p, n))
+			memset(p, 0, n);
+		p += n;
+		len -= n;
+		since_look += n;
+		if (since_look >= ZERO_SLICE) {
+			since_look = 0;
+			if (wait_cancelled(opts))
+				return false;
+		}
+	}
 	return true;
 }
 

@@ -5,7 +5,16 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "conn.h"
+#include "engine_io.h"
+#include "log.h"
+#include "opts.h"
+
+/* The layer rule (docs/design.md): an engine reaches its connection only
+ * through engine_io.h.  conn.h has the same guard the other way round, so
+ * the order of the includes does not matter. */
+#ifdef RDMIG_CONN_H
+#error "engine code must not include conn.h: go through engine_io.h"
+#endif
 
 /*
  * Chunks are 2^shift bytes (rdmig_opts.chunk_size: shift 20 to 30, as
@@ -36,8 +45,8 @@ static inline uint64_t engine_align_chunk(uint64_t v, unsigned shift)
 }
 
 /* Validate a caller's block list (count, names, memory, lengths). */
-int rdmig__engine_check_blocks(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t n,
-				unsigned shift);
+int rdmig__engine_check_blocks(const struct engine_io *io, const struct rdmig_block *blocks,
+				size_t n, unsigned shift);
 
 /* rdmig_msg_parse's codes: a received message broke the wire rules, and
  * the side that received it answers with ERROR. */
@@ -49,15 +58,23 @@ static inline bool engine_msg_violation(int code)
 }
 
 /* Record the error, tell the peer (ERROR, best effort), return code. */
-int rdmig__engine_abort(struct rdmig_conn *c, int code, const char *fmt, ...)
+int rdmig__engine_abort(const struct engine_io *io, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* The same, keeping the message already in c->errmsg. */
-int rdmig__engine_abort_keep(struct rdmig_conn *c, int code);
+/* The same, keeping the message already in io->errmsg. */
+int rdmig__engine_abort_keep(const struct engine_io *io, int code);
 
-/* ibv_reg_mr failed: say how much and hint at ulimit -l. */
-int rdmig__engine_reg_failed(struct rdmig_conn *c, const char *what, const char *name, uint64_t len);
+/* A registration failed (errno says why): say how much and hint at
+ * ulimit -l. */
+int rdmig__engine_reg_failed(const struct engine_io *io, const char *what, const char *name,
+			     uint64_t len);
+
+/* Record a failure in io->errmsg, log it, return code (rdmig__fail). */
+#define engine_fail(io, ...) rdmig__fail((io)->opts, (io)->errmsg, __VA_ARGS__)
 
 bool rdmig__engine_is_zero(const uint8_t *p, uint64_t len);
+/* Zero [p, p + len) without touching pages already zero (the destination's
+ * COMPRESS), looking at opts->cancel as it goes; false when cancelled. */
+bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts);
 double rdmig__engine_now_us(void);
 
 /* A growing list of latencies (microseconds) and their percentiles. */

@@ -13,24 +13,22 @@
  * message zeroes it on the far side and no data moves.  With PIN_ALL the
  * destination registered everything up front and writes may span chunks.
  *
- * Writes are signaled selectively (rdmig__conn_post_write); the end of an
- * iteration waits until every posted WR completed (rdmig__conn_flush_sends, which
- * posts a signaled zero-length write when nothing signaled is in flight).
+ * Everything goes through the engine's seam (engine_io.h).  Writes are
+ * signaled selectively (the transport signals the last of an iteration and
+ * enough others to keep its queue moving); the end of an iteration waits
+ * until every posted write and send completed (flush_sends).
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include "completion.h"
 #include "engine.h"
-#include "wrid.h"
 
 struct src_block {
 	char *name;
 	uint8_t *host;
 	uint64_t length;
 	uint32_t nchunks;
-	struct ibv_mr **local_mr; /* per chunk (dynamic registration) */
-	struct ibv_mr *block_mr;  /* the whole block (PIN_ALL) */
+	struct engine_mr **local_mr; /* per chunk (dynamic registration) */
+	struct engine_mr *block_mr;  /* the whole block (PIN_ALL) */
 	uint32_t *remote_rkey;    /* per chunk, valid where remote_ok */
 	uint8_t *remote_ok;       /* per chunk: the destination registered it */
 	uint64_t remote_host;     /* destination address of the block start */
@@ -45,7 +43,7 @@ struct pending_write {
 };
 
 struct rdmig_source {
-	struct rdmig_conn *c;
+	struct engine_io io;
 	struct src_block *blocks;
 	size_t nblocks;
 	bool pin_all;
@@ -57,13 +55,13 @@ struct rdmig_source {
 	double register_t0; /* when the REGISTER_REQUEST awaiting its reply left */
 };
 
-static void free_block(struct src_block *b)
+static void free_block(const struct engine_io *io, struct src_block *b)
 {
 	for (uint32_t i = 0; b->local_mr && i < b->nchunks; i++)
 		if (b->local_mr[i])
-			ibv_dereg_mr(b->local_mr[i]);
+			io->ops->dereg(io->ctx, b->local_mr[i]);
 	if (b->block_mr)
-		ibv_dereg_mr(b->block_mr);
+		io->ops->dereg(io->ctx, b->block_mr);
 	free(b->local_mr);
 	free(b->remote_rkey);
 	free(b->remote_ok);
@@ -75,7 +73,7 @@ void rdmig_source_destroy(struct rdmig_source *s)
 	if (!s)
 		return;
 	for (size_t i = 0; s->blocks && i < s->nblocks; i++)
-		free_block(&s->blocks[i]);
+		free_block(&s->io, &s->blocks[i]);
 	free(s->blocks);
 	rdmig__latency_log_free(&s->rtt);
 	free(s);
@@ -93,33 +91,31 @@ static int init_block(struct src_block *b, const struct rdmig_block *in, unsigne
 	return b->name && b->local_mr && b->remote_rkey && b->remote_ok ? 0 : RDMIG_ENOMEM;
 }
 
-int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t nblocks,
-			struct rdmig_source **out)
+/* rdmig_source_create over a connection is in engine_io_conn.c. */
+int rdmig__source_create(const struct engine_io *io, const struct rdmig_block *blocks,
+			 size_t nblocks, struct rdmig_source **out)
 {
+	unsigned shift = engine_chunk_shift(io->opts->chunk_size);
 	struct rdmig_source *s;
 	int ret;
 
-	if (out)
-		*out = NULL;
-	if (!c || !out)
-		return RDMIG_EINVAL;
-	ret = rdmig__engine_check_blocks(c, blocks, nblocks, engine_chunk_shift(c->opts.chunk_size));
+	*out = NULL;
+	ret = rdmig__engine_check_blocks(io, blocks, nblocks, shift);
 	if (ret)
 		return ret;
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->blocks = calloc(nblocks ? nblocks : 1, sizeof(*s->blocks)))) {
 		free(s);
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM, "cannot allocate the source");
+		return engine_fail(io, RDMIG_ENOMEM, "cannot allocate the source");
 	}
-	s->c = c;
+	s->io = *io;
 	s->nblocks = nblocks;
-	s->pin_all = c->caps.flags & RDMIG_CAP_PIN_ALL;
-	s->shift = engine_chunk_shift(c->opts.chunk_size);
+	s->pin_all = io->caps->flags & RDMIG_CAP_PIN_ALL;
+	s->shift = shift;
 	for (size_t i = 0; i < nblocks; i++) {
 		if (init_block(&s->blocks[i], &blocks[i], s->shift)) {
 			rdmig_source_destroy(s);
-			return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM,
-					   "cannot allocate block %zu", i);
+			return engine_fail(io, RDMIG_ENOMEM, "cannot allocate block %zu", i);
 		}
 	}
 	*out = s;
@@ -128,7 +124,7 @@ int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, 
 
 const char *rdmig_source_errmsg(const struct rdmig_source *s)
 {
-	return s ? s->c->errmsg : "no source";
+	return s ? s->io.errmsg : "no source";
 }
 
 /* A message from the destination that breaks the wire rules is answered
@@ -136,7 +132,7 @@ const char *rdmig_source_errmsg(const struct rdmig_source *s)
  * rdmig__engine_abort, which already sends it). */
 static int answer_violation(struct rdmig_source *s, int ret)
 {
-	return engine_msg_violation(ret) ? rdmig__engine_abort_keep(s->c, ret) : ret;
+	return engine_msg_violation(ret) ? rdmig__engine_abort_keep(&s->io, ret) : ret;
 }
 
 static int flush_pending(struct rdmig_source *s, bool last);
@@ -156,7 +152,7 @@ int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t le
 		return answer_violation(s, ret);
 	while (len) {
 		uint32_t n = len > RDMIG_MAX_STREAM_CHUNK ? RDMIG_MAX_STREAM_CHUNK : (uint32_t)len;
-		ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, n, p});
+		ret = s->io.ops->send(s->io.ctx, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, n, p});
 		if (ret)
 			return answer_violation(s, ret);
 		s->st.stream_bytes += n;
@@ -170,9 +166,9 @@ int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t le
 
 /* Source memory is only read by the HCA: no access flags beyond local read,
  * which also lets read-only file mappings be registered. */
-static struct ibv_mr *register_local(struct rdmig_source *s, void *addr, uint64_t len)
+static struct engine_mr *register_local(struct rdmig_source *s, void *addr, uint64_t len)
 {
-	return ibv_reg_mr(s->c->pd, addr, len, 0);
+	return s->io.ops->reg(s->io.ctx, addr, len, ENGINE_ACCESS_LOCAL_READ);
 }
 
 static int pin_all_local(struct rdmig_source *s)
@@ -183,7 +179,7 @@ static int pin_all_local(struct rdmig_source *s)
 			continue;
 		b->block_mr = register_local(s, b->host, b->length);
 		if (!b->block_mr)
-			return rdmig__engine_reg_failed(s->c, "source block", b->name, b->length);
+			return rdmig__engine_reg_failed(&s->io, "source block", b->name, b->length);
 		s->st.chunks_registered += b->nchunks;
 	}
 	return 0;
@@ -195,7 +191,7 @@ static int take_dest_blocks(struct rdmig_source *s, const struct rdmig_msg *repl
 	const uint8_t *p = reply->payload;
 
 	if (count != s->nblocks)
-		return rdmig__engine_abort(s->c, RDMIG_ERANGE,
+		return rdmig__engine_abort(&s->io, RDMIG_ERANGE,
 				    "the destination has %zu RAM blocks, the source %zu", count,
 				    s->nblocks);
 	for (size_t i = 0; i < count; i++) {
@@ -204,7 +200,7 @@ static int take_dest_blocks(struct rdmig_source *s, const struct rdmig_msg *repl
 
 		rdmig_decode_dest_block(p + i * RDMIG_DEST_BLOCK_SIZE, &db);
 		if (db.length != b->length)
-			return rdmig__engine_abort(s->c, RDMIG_ERANGE,
+			return rdmig__engine_abort(&s->io, RDMIG_ERANGE,
 					    "RAM block %zu (%s): the destination's is %llu bytes, "
 					    "the source's %llu", i, b->name,
 					    (unsigned long long)db.length,
@@ -212,13 +208,13 @@ static int take_dest_blocks(struct rdmig_source *s, const struct rdmig_msg *repl
 		/* our writes go to remote_host + offset, our requests name
 		 * remote_offset + offset: neither may wrap */
 		if (db.remote_host_addr > UINT64_MAX - db.length)
-			return rdmig__engine_abort(s->c, RDMIG_ERANGE,
+			return rdmig__engine_abort(&s->io, RDMIG_ERANGE,
 					    "RAM block %zu (%s): address 0x%llx + %llu bytes wraps "
 					    "around", i, b->name,
 					    (unsigned long long)db.remote_host_addr,
 					    (unsigned long long)db.length);
 		if (db.offset > UINT64_MAX - db.length)
-			return rdmig__engine_abort(s->c, RDMIG_ERANGE,
+			return rdmig__engine_abort(&s->io, RDMIG_ERANGE,
 					    "RAM block %zu (%s): offset 0x%llx + %llu bytes wraps "
 					    "around", i, b->name, (unsigned long long)db.offset,
 					    (unsigned long long)db.length);
@@ -237,14 +233,14 @@ int rdmig_source_setup(struct rdmig_source *s)
 	int ret;
 
 	if (s->set_up)
-		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_ESTATE,
-				   "rdmig_source_setup was already called");
-	ret = rdmig__conn_request_send(s->c, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL});
+		return engine_fail(&s->io, RDMIG_ESTATE, "rdmig_source_setup was already called");
+	ret = s->io.ops->request_send(s->io.ctx, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST,
+								     1, 0, NULL});
 	/* Pin our own memory while the destination pins its. */
 	if (!ret && s->pin_all)
 		ret = pin_all_local(s);
 	if (!ret)
-		ret = rdmig__conn_request_reply(s->c, RDMIG_MSG_RAM_BLOCKS_RESULT, &reply);
+		ret = s->io.ops->request_reply(s->io.ctx, RDMIG_MSG_RAM_BLOCKS_RESULT, &reply);
 	if (!ret)
 		ret = take_dest_blocks(s, &reply);
 	s->set_up = !ret;
@@ -266,7 +262,8 @@ static int send_compress(struct rdmig_source *s, const struct pending_write *w)
 	int ret;
 
 	rdmig_encode_compress(&comp, rec);
-	ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_COMPRESS, 1, sizeof(rec), rec});
+	ret = s->io.ops->send(s->io.ctx,
+			      &(struct rdmig_msg){RDMIG_MSG_COMPRESS, 1, sizeof(rec), rec});
 	if (!ret)
 		s->st.bytes_compressed += w->len;
 	return ret;
@@ -281,7 +278,7 @@ static int register_local_chunk(struct rdmig_source *s, struct src_block *b, uin
 		return 0;
 	b->local_mr[chunk] = register_local(s, b->host + start, len);
 	if (!b->local_mr[chunk])
-		return rdmig__engine_reg_failed(s->c, "source chunk", b->name, len);
+		return rdmig__engine_reg_failed(&s->io, "source chunk", b->name, len);
 	s->st.chunks_registered++;
 	return 0;
 }
@@ -299,8 +296,8 @@ static int ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset)
 
 	s->register_t0 = rdmig__engine_now_us();
 	rdmig_encode_register(&reg, rec);
-	ret = rdmig__conn_request_send(s->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1,
-							  sizeof(rec), rec});
+	ret = s->io.ops->request_send(s->io.ctx, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1,
+								     sizeof(rec), rec});
 	return ret ? ret : register_local_chunk(s, b, (uint32_t)(offset >> s->shift));
 }
 
@@ -310,18 +307,18 @@ static int take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t of
 	uint32_t chunk = (uint32_t)(offset >> s->shift);
 	struct rdmig_register_result res;
 	struct rdmig_msg reply;
-	int ret = rdmig__conn_request_reply(s->c, RDMIG_MSG_REGISTER_RESULT, &reply);
+	int ret = s->io.ops->request_reply(s->io.ctx, RDMIG_MSG_REGISTER_RESULT, &reply);
 
 	if (ret)
 		return ret;
 	if (reply.repeat != 1)
-		return rdmig__engine_abort(s->c, RDMIG_EPROTO,
+		return rdmig__engine_abort(&s->io, RDMIG_EPROTO,
 				    "REGISTER_RESULT with repeat %u for a request of 1", reply.repeat);
 	rdmig_decode_register_result(reply.payload, &res);
 	/* The block start, as QEMU answers (and as RAM_BLOCKS_RESULT said):
 	 * any other address would aim our writes elsewhere. */
 	if (res.host_addr != b->remote_host)
-		return rdmig__engine_abort(s->c, RDMIG_ERANGE,
+		return rdmig__engine_abort(&s->io, RDMIG_ERANGE,
 				    "REGISTER_RESULT for block %u (%s): host address 0x%llx, but "
 				    "RAM_BLOCKS_RESULT put the block at 0x%llx", bi, b->name,
 				    (unsigned long long)res.host_addr,
@@ -370,9 +367,16 @@ static int post_pending(struct rdmig_source *s, bool last)
 	s->pending.active = false;
 	lkey = s->pin_all ? b->block_mr->lkey : b->local_mr[chunk]->lkey;
 	rkey = s->pin_all ? b->remote_block_rkey : b->remote_rkey[chunk];
-	ret = rdmig__conn_post_write(s->c, b->host + w.offset, (uint32_t)w.len, lkey,
-			      b->remote_host + w.offset, rkey, last,
-			      wrid_make(WRID_WRITE, w.block, chunk));
+	ret = s->io.ops->post_write(s->io.ctx, &(struct engine_write){
+		.local = b->host + w.offset,
+		.len = (uint32_t)w.len,
+		.lkey = lkey,
+		.remote = b->remote_host + w.offset,
+		.rkey = rkey,
+		.block = w.block,
+		.chunk = chunk,
+		.signal = last,
+	});
 	if (!ret) {
 		s->st.writes_posted++;
 		s->st.bytes_written += w.len;
@@ -448,14 +452,14 @@ int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, 
 	struct src_block *b;
 
 	if (!s->set_up)
-		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_ESTATE,
+		return engine_fail(&s->io, RDMIG_ESTATE,
 				   "rdmig_source_write before rdmig_source_setup");
 	if (block >= s->nblocks)
-		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_EINVAL,
-				   "block %u does not exist (%zu blocks)", block, s->nblocks);
+		return engine_fail(&s->io, RDMIG_EINVAL, "block %u does not exist (%zu blocks)",
+				   block, s->nblocks);
 	b = &s->blocks[block];
 	if (offset > b->length || len > b->length - offset)
-		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_EINVAL,
+		return engine_fail(&s->io, RDMIG_EINVAL,
 				   "range %llu+%llu is outside block %s (%llu bytes)",
 				   (unsigned long long)offset, (unsigned long long)len, b->name,
 				   (unsigned long long)b->length);
@@ -479,13 +483,14 @@ int rdmig_source_end_iteration(struct rdmig_source *s)
 	int ret;
 
 	if (!s->set_up)
-		return rdmig__fail(&s->c->opts, s->c->errmsg, RDMIG_ESTATE,
+		return engine_fail(&s->io, RDMIG_ESTATE,
 				   "rdmig_source_end_iteration before rdmig_source_setup");
 	ret = flush_pending(s, true);
 	if (!ret) /* every write (and unsignaled control send) completed */
-		ret = rdmig__conn_flush_sends(s->c, 0);
+		ret = s->io.ops->flush_sends(s->io.ctx, 0);
 	if (!ret)
-		ret = rdmig_send(s->c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
+		ret = s->io.ops->send(s->io.ctx,
+				      &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
 	if (!ret)
 		s->st.iterations++;
 	return answer_violation(s, ret);
@@ -501,7 +506,7 @@ void rdmig_source_stats(const struct rdmig_source *s, struct rdmig_engine_stats 
 	}
 	st = s->st;
 	st.size = sizeof(st);
-	st.writes_signaled = s->c->writes_signaled;
+	st.writes_signaled = s->io.ops->writes_signaled(s->io.ctx);
 	rdmig__latency_log_percentiles(&s->rtt, &st.register_rtt_p50_us, &st.register_rtt_p99_us);
 	rdmig__put_sized(out, &st, sizeof(st));
 }

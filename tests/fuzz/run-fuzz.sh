@@ -11,7 +11,7 @@
 # build-fuzz/artifacts/ (replay: build-fuzz/tests/fuzz_TARGET FILE).
 #
 # RDMIG_FUZZ_DIRECT=1 skips CMake and compiles the fuzzer straight from its
-# sources (no libibverbs needed, only its headers for dest; handy while the
+# sources (no libibverbs needed, nor its headers; handy while the
 # rest of the tree does not build).
 set -euo pipefail
 
@@ -28,9 +28,9 @@ wire)
 	max_len=4096
 	;;
 dest)
-	# the destination engine with the channel and registration faked
+	# the destination engine over a fake of its seam (engine_io.h)
 	direct_srcs="src/dest.c src/engine.c src/wire.c src/error.c src/log.c src/opts.c
-		tests/fuzz/fuzz_dest.c tests/fuzz/fake_channel.c"
+		tests/fuzz/fuzz_dest.c tests/fuzz/fake_io.c"
 	max_len=8192 # room for a few hundred records
 	;;
 *)

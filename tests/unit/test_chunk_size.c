@@ -7,11 +7,11 @@
  * blocks that are not a multiple of the chunk, hostile chunk indices and
  * lengths just past a block are refused, and what it registers never leaves
  * the chunk asked for nor the block.  No device: the channel and
- * registration are the fakes of tests/fuzz/fake_channel.h.
+ * registration are the fake engine_io of tests/fuzz/fake_io.h.
  */
 #include <sys/mman.h>
 #include "check.h"
-#include "fake_channel.h"
+#include "fake_io.h"
 #include "opts.h"
 
 #define MIB (1024ull * 1024)
@@ -91,8 +91,7 @@ TEST(other_chunk_sizes_are_refused_with_einval)
 struct run {
 	uint8_t *frames[MAX_FRAMES];
 	size_t lens[MAX_FRAMES], n, next;
-	struct ibv_pd pd;
-	struct rdmig_conn conn;
+	struct fake_conn conn;
 	struct rdmig_dest *d;
 	uint64_t chunk;
 	uint8_t *block[2];
@@ -121,7 +120,7 @@ static void delivered(void *ctx, int rc, const struct rdmig_msg *m)
 }
 
 /* Every registration stays inside a block and starts on a chunk of it. */
-static void check_reg(void *ctx, const uint8_t *addr, size_t len, int access)
+static void check_reg(void *ctx, const uint8_t *addr, size_t len, enum engine_access access)
 {
 	struct run *r = ctx;
 	bool inside = false;
@@ -196,12 +195,10 @@ static void start(struct run *r, uint64_t chunk, bool late, const uint64_t *leng
 	rdmig_opts_init(&r->conn.opts);
 	if (!late)
 		r->conn.opts.chunk_size = chunk;
-	r->conn.role = ROLE_DEST;
 	r->conn.established = true;
-	r->conn.pd = &r->pd;
 	r->conn.caps = (struct rdmig_caps){RDMIG_CAP_VERSION, pin_all ? RDMIG_CAP_PIN_ALL : 0};
 	fake_begin(&r->conn, &hooks, 0);
-	CHECK_OK(rdmig_dest_create(&r->conn, &r->d));
+	CHECK_OK(rdmig__dest_create(&fake.io, &r->d));
 	if (late)
 		CHECK_OK(rdmig_dest_set_chunk_size(r->d, chunk));
 	CHECK_OK(rdmig_dest_set_blocks(r->d, b, n));
@@ -405,7 +402,10 @@ TEST(set_chunk_size_checks_its_value_and_comes_before_the_blocks)
 	memset(&r.conn, 0, sizeof(r.conn));
 	rdmig_opts_init(&r.conn.opts);
 	r.conn.established = true;
-	CHECK_OK(rdmig_dest_create(&r.conn, &r.d));
+	{
+		struct engine_io io = fake_io_of(&r.conn);
+		CHECK_OK(rdmig__dest_create(&io, &r.d));
+	}
 	CHECK_EQ(rdmig_dest_set_chunk_size(r.d, 3 * MIB), RDMIG_EINVAL);
 	CHECK_STR_CONTAINS(r.conn.errmsg, "power of two from 1 MiB to 1 GiB");
 	CHECK_EQ(rdmig_dest_set_chunk_size(r.d, 2 * GIB), RDMIG_EINVAL);

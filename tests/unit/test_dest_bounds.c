@@ -1,7 +1,7 @@
 /*
  * test_dest_bounds.c - what one message may cost the destination engine
  * (src/dest.c), without a device: the channel and registration are the
- * fakes of tests/fuzz/fake_channel.h.
+ * fake engine_io of tests/fuzz/fake_io.h.
  *
  * A COMPRESS of 4096 records is at most 98 KiB on the wire; before issue
  * 15 each record rescanned its range, so 4096 copies of a whole block cost
@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "check.h"
-#include "fake_channel.h"
+#include "fake_io.h"
 
 #define GIB (1024ull * 1024 * 1024)
 #define TIMED_BLOCK (GIB / 4)
@@ -51,7 +51,7 @@ static void delivered(void *ctx, int rc, const struct rdmig_msg *m)
 	(void)ctx, (void)rc, (void)m;
 }
 
-static void no_reg(void *ctx, const uint8_t *addr, size_t len, int access)
+static void no_reg(void *ctx, const uint8_t *addr, size_t len, enum engine_access access)
 {
 	(void)ctx, (void)addr, (void)len, (void)access;
 	fake_fail("no registration is due in these tests");
@@ -100,8 +100,7 @@ static uint64_t next_start(uint32_t i, uint64_t length)
 
 struct dest_run {
 	struct feed feed;
-	struct ibv_pd pd;
-	struct rdmig_conn conn;
+	struct fake_conn conn;
 	struct rdmig_dest *d;
 	uint8_t *block;
 	uint64_t length;
@@ -125,12 +124,10 @@ static void start(struct dest_run *r, uint64_t length, bool touch,
 	b = (struct rdmig_block){"ram", r->block, length, 0};
 	rdmig_opts_init(&r->conn.opts);
 	r->conn.opts.cancel = cancel;
-	r->conn.role = ROLE_DEST;
 	r->conn.established = true;
-	r->conn.pd = &r->pd;
 	r->conn.caps = (struct rdmig_caps){RDMIG_CAP_VERSION, 0};
 	fake_begin(&r->conn, &hooks, 0);
-	CHECK_OK(rdmig_dest_create(&r->conn, &r->d));
+	CHECK_OK(rdmig__dest_create(&fake.io, &r->d));
 	CHECK_OK(rdmig_dest_set_blocks(r->d, &b, 1));
 	add_frame(&r->feed, RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, NULL, 0); /* then the test's */
 }

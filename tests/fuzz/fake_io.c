@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* fake_channel.c - the fakes described in fake_channel.h. */
+/* fake_io.c - the fake engine_io described in fake_io.h. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "fake_channel.h"
+#include "fake_io.h"
 
-struct fake_channel fake;
+struct fake_io fake;
 
 void fake_fail(const char *fmt, ...)
 {
@@ -21,16 +21,20 @@ void fake_fail(const char *fmt, ...)
 	abort();
 }
 
-static void check_conn(const struct rdmig_conn *c, const char *what)
+static struct fake_conn *check_conn(void *ctx, const char *what)
 {
+	struct fake_conn *c = ctx;
+
 	if (c != fake.conn)
 		fake_fail("%s on connection %p, not the destination's %p", what, (const void *)c,
 			  (const void *)fake.conn);
+	return c;
 }
 
-void fake_begin(struct rdmig_conn *conn, const struct fake_hooks *hooks, unsigned fail_reg_at)
+void fake_begin(struct fake_conn *conn, const struct fake_hooks *hooks, unsigned fail_reg_at)
 {
 	fake.conn = conn;
+	fake.io = fake_io_of(conn);
 	fake.hooks = *hooks;
 	fake.fail_reg_at = fail_reg_at;
 	fake.recvs = fake.errors_sent = fake.regs = fake.live_regions = 0;
@@ -67,17 +71,17 @@ const struct fake_region *fake_region_of(uint32_t rkey)
 /* ----------------------------------------------------------- channel -- */
 
 /* As channel.c: one READY, one message, parsed; errors named in errmsg. */
-int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
+static int fake_recv(void *ctx, uint32_t expect, struct rdmig_msg *out)
 {
+	struct fake_conn *c = check_conn(ctx, "recv");
 	const uint8_t *frame;
 	struct rdmig_msg m;
 	char why[256];
 	size_t len;
 	int ret;
 
-	check_conn(c, "rdmig_recv");
 	if (fake.disconnected)
-		fake_fail("rdmig_recv again after it reported the disconnect");
+		fake_fail("recv again after it reported the disconnect");
 	if (fake.hooks.before_recv)
 		fake.hooks.before_recv(fake.hooks.ctx);
 	fake.recvs++;
@@ -106,7 +110,7 @@ int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
 
 /* Record a reply after checking it as channel.c and the source would:
  * a known type, a bounded length, and bytes the source can parse. */
-int rdmig_reply(struct rdmig_conn *c, const struct rdmig_msg *msg)
+static int fake_reply(void *ctx, const struct rdmig_msg *msg)
 {
 	struct rdmig_header h = {.len = msg->len, .type = msg->type, .repeat = msg->repeat};
 	struct fake_reply *r;
@@ -115,7 +119,7 @@ int rdmig_reply(struct rdmig_conn *c, const struct rdmig_msg *msg)
 	char why[256];
 	int ret;
 
-	check_conn(c, "rdmig_reply");
+	check_conn(ctx, "reply");
 	if (msg->len > RDMIG_MAX_LEN || (msg->len && !msg->payload))
 		fake_fail("%s reply with len %u, payload %p", rdmig_msg_type_name(msg->type),
 			  msg->len, msg->payload);
@@ -137,9 +141,10 @@ int rdmig_reply(struct rdmig_conn *c, const struct rdmig_msg *msg)
 	return 0;
 }
 
-int rdmig_send_error(struct rdmig_conn *c)
+static int fake_send_error(void *ctx)
 {
-	check_conn(c, "rdmig_send_error");
+	const struct fake_conn *c = check_conn(ctx, "send_error");
+
 	if (!c->errmsg[0])
 		fake_fail("ERROR sent with no reason in errmsg");
 	fake.errors_sent++;
@@ -148,16 +153,13 @@ int rdmig_send_error(struct rdmig_conn *c)
 
 /* ------------------------------------------------ memory registration -- */
 
-/* verbs.h makes ibv_reg_mr a macro that calls this function for constant
- * access flags without optional bits, which is how dest.c calls it. */
-#undef ibv_reg_mr
-struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+static struct engine_mr *fake_reg(void *ctx, void *addr, uint64_t length,
+				  enum engine_access access)
 {
-	struct ibv_mr *mr;
+	struct engine_mr *mr;
 	size_t idx = fake.nregions;
 
-	if (pd != fake.conn->pd)
-		fake_fail("ibv_reg_mr on protection domain %p, not the connection's", (void *)pd);
+	check_conn(ctx, "reg");
 	if (++fake.regs == fake.fail_reg_at) {
 		fake.reg_failed = true;
 		errno = ENOMEM;
@@ -172,44 +174,86 @@ struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int acce
 		fake.regions = n;
 		fake.regions_cap = cap;
 	}
-	mr = calloc(1, sizeof(*mr));
+	mr = malloc(sizeof(*mr));
 	if (!mr)
 		fake_fail("out of memory");
-	*mr = (struct ibv_mr){
-		.pd = pd,
-		.addr = addr,
-		.length = length,
-		.handle = (uint32_t)idx,
-		.lkey = FAKE_RKEY_BASE + (uint32_t)idx,
-		.rkey = FAKE_RKEY_BASE + (uint32_t)idx,
-	};
+	*mr = (struct engine_mr){addr, length, FAKE_RKEY_BASE + (uint32_t)idx,
+				 FAKE_RKEY_BASE + (uint32_t)idx};
 	fake.regions[idx] = (struct fake_region){addr, length, true};
 	fake.nregions++;
 	fake.live_regions++;
 	return mr;
 }
 
-/* The inline wrapper's other branch, for optional access flags: dest.c
- * never takes it, but an unoptimised build still links it. */
-struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
-				unsigned int access)
+/* Frees the struct: a later use of the region by the destination is an
+ * ASan report, and deregistering twice is caught here. */
+static void fake_dereg(void *ctx, struct engine_mr *mr)
 {
-	fake_fail("ibv_reg_mr_iova2 of %zu bytes with access 0x%x", length, access);
-}
-
-/* Frees the struct: a later use of the MR by the destination is an ASan
- * report, and deregistering twice is caught here. */
-int ibv_dereg_mr(struct ibv_mr *mr)
-{
+	uint32_t idx = mr ? mr->rkey - FAKE_RKEY_BASE : 0;
 	struct fake_region *r;
 
-	if (!mr || mr->handle >= fake.nregions || !fake.regions[mr->handle].live)
-		fake_fail("ibv_dereg_mr of a region that is not registered");
-	r = &fake.regions[mr->handle];
+	check_conn(ctx, "dereg");
+	if (!mr || mr->rkey < FAKE_RKEY_BASE || idx >= fake.nregions || !fake.regions[idx].live)
+		fake_fail("dereg of a region that is not registered");
+	r = &fake.regions[idx];
 	if (fake.hooks.check_dereg)
 		fake.hooks.check_dereg(fake.hooks.ctx, r->addr, r->len);
 	r->live = false;
 	fake.live_regions--;
 	free(mr);
-	return 0;
+}
+
+/* ------------------------------------------------------- the rest -- */
+
+static bool fake_established(void *ctx)
+{
+	const struct fake_conn *c = ctx;
+	return c->established;
+}
+
+/* What the destination never does: writes, flushes, sends and requests
+ * are the source's. */
+static int fake_post_write(void *ctx, const struct engine_write *w)
+{
+	fake_fail("post_write of %u bytes by the destination", w->len);
+}
+
+static int fake_flush_sends(void *ctx, int timeout_ms)
+{
+	fake_fail("flush_sends by the destination");
+}
+
+static int fake_send(void *ctx, const struct rdmig_msg *msg)
+{
+	fake_fail("send of %s by the destination", rdmig_msg_type_name(msg->type));
+}
+
+static int fake_request_reply(void *ctx, uint32_t reply_type, struct rdmig_msg *reply)
+{
+	fake_fail("request_reply for %s by the destination", rdmig_msg_type_name(reply_type));
+}
+
+static uint64_t fake_writes_signaled(void *ctx)
+{
+	fake_fail("writes_signaled asked by the destination");
+}
+
+static const struct engine_io_ops fake_ops = {
+	.reg = fake_reg,
+	.dereg = fake_dereg,
+	.post_write = fake_post_write,
+	.flush_sends = fake_flush_sends,
+	.send = fake_send,
+	.request_send = fake_send,
+	.request_reply = fake_request_reply,
+	.recv = fake_recv,
+	.reply = fake_reply,
+	.send_error = fake_send_error,
+	.established = fake_established,
+	.writes_signaled = fake_writes_signaled,
+};
+
+struct engine_io fake_io_of(struct fake_conn *conn)
+{
+	return (struct engine_io){&fake_ops, conn, &conn->opts, conn->errmsg, &conn->caps};
 }

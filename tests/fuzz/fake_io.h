@@ -1,26 +1,35 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * fake_channel.h - link-time fakes of everything the destination engine
- * (src/dest.c) calls outside itself, for fuzz_dest.c.
+ * fake_io.h - a fake of the engine's seam (src/engine_io.h) for the
+ * destination engine (src/dest.c): fuzz_dest.c, unit_dest_bounds and
+ * unit_chunk_size.  Only the destination's ops are served (recv, reply,
+ * send_error, reg, dereg, established); any other aborts.
  *
- *   rdmig_recv, rdmig_reply, rdmig_send_error   (src/channel.c, not linked)
- *   ibv_reg_mr, ibv_dereg_mr                    (libibverbs, not linked;
- *   ibv_reg_mr_iova2 only to fail)
- *
- * No device, no queue pair, no completion queue: a received message is the
- * next frame the test hands out, parsed by the real rdmig_msg_parse as
- * channel.c does; every READY, reply, ERROR and registration is recorded so
- * the test can check it.  Registered regions get fake keys from a table that
- * remembers what each key covered and whether it is still registered, so a
- * reply that names a stale or too-small region is caught.
+ * No device, no queue pair, no completion queue, no libibverbs: a received
+ * message is the next frame the test hands out, parsed by the real
+ * rdmig_msg_parse as channel.c does; every READY, reply, ERROR and
+ * registration is recorded so the test can check it.  Registered regions
+ * get fake keys from a table that remembers what each key covered and
+ * whether it is still registered, so a reply that names a stale or
+ * too-small region is caught.
  */
-#ifndef RDMIG_FAKE_CHANNEL_H
-#define RDMIG_FAKE_CHANNEL_H
+#ifndef RDMIG_FAKE_IO_H
+#define RDMIG_FAKE_IO_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "conn.h"
+#include "engine_io.h"
+#include "log.h"
+
+/* What a connection would hold for the engine: the engine_io's opts,
+ * errmsg and caps point here. */
+struct fake_conn {
+	struct rdmig_opts opts;
+	char errmsg[RDMIG_ERRMSG_SIZE];
+	struct rdmig_caps caps;
+	bool established;
+};
 
 #define FAKE_MAX_REPLIES 8
 
@@ -36,7 +45,7 @@ struct fake_hooks {
 	void (*delivered)(void *ctx, int rc, const struct rdmig_msg *m);
 	/* Registration of [addr, addr + len) is about to succeed (abort if it
 	 * must not), and a region is about to be deregistered. */
-	void (*check_reg)(void *ctx, const uint8_t *addr, size_t len, int access);
+	void (*check_reg)(void *ctx, const uint8_t *addr, size_t len, enum engine_access access);
 	void (*check_dereg)(void *ctx, const uint8_t *addr, size_t len);
 	void *ctx;
 };
@@ -55,14 +64,15 @@ struct fake_region {
 	bool live;
 };
 
-struct fake_channel {
-	struct rdmig_conn *conn; /* the only connection the fakes accept */
+struct fake_io {
+	struct fake_conn *conn; /* the only connection the fakes accept */
+	struct engine_io io;    /* over conn: what the test hands the engine */
 	struct fake_hooks hooks;
-	unsigned fail_reg_at; /* fail the Nth ibv_reg_mr of the run (0: never) */
+	unsigned fail_reg_at; /* fail the Nth registration of the run (0: never) */
 
-	unsigned recvs;       /* rdmig_recv calls (each sends one READY) */
-	bool disconnected;    /* rdmig_recv reported RDMIG_EDISCONNECTED */
-	unsigned errors_sent; /* rdmig_send_error calls */
+	unsigned recvs;       /* recv calls (each sends one READY) */
+	bool disconnected;    /* recv reported RDMIG_EDISCONNECTED */
+	unsigned errors_sent; /* send_error calls */
 	bool reg_failed;      /* the injected registration failure happened */
 	unsigned regs, live_regions;
 	struct fake_reply replies[FAKE_MAX_REPLIES];
@@ -75,10 +85,13 @@ struct fake_channel {
 
 #define FAKE_RKEY_BASE 0x1000u
 
-extern struct fake_channel fake;
+extern struct fake_io fake;
 
-/* Start a run on conn with hooks; fail_reg_at as above. */
-void fake_begin(struct rdmig_conn *conn, const struct fake_hooks *hooks, unsigned fail_reg_at);
+/* An engine_io over conn (for a destination that never receives). */
+struct engine_io fake_io_of(struct fake_conn *conn);
+/* Start a run on conn with hooks (fake.io is then the seam to create the
+ * destination on); fail_reg_at as above. */
+void fake_begin(struct fake_conn *conn, const struct fake_hooks *hooks, unsigned fail_reg_at);
 /* Forget the recorded replies (the test has checked them). */
 void fake_clear_replies(void);
 /* End a run: every region must have been deregistered. */

@@ -1,0 +1,662 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_source.c - the source engine (src/source.c) without a device.
+ *
+ * The engine talks through a fake engine_io (src/engine_io.h) that plays
+ * the destination: it answers RAM_BLOCKS_REQUEST and REGISTER_REQUEST as
+ * QEMU's destination would, hands out registrations with made-up keys,
+ * and logs every call in order.  The cases then read the log: how ranges
+ * merge into RDMA WRITEs and split at chunk boundaries, that a chunk's
+ * registration is asked for before the previous write is posted, that an
+ * all-zero range becomes COMPRESS, and what failures cost (code, message,
+ * and whether ERROR goes to the peer).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "engine_io.h"
+#include "log.h"
+
+#define MIB (1ull << 20)
+#define MAX_EVENTS 64
+#define MAX_BLOCKS 2
+#define MAX_REGS 16
+
+/* Where the fake destination says its blocks are, and its keys. */
+#define DEST_HOST(i) (0x7f0000000000ull + (uint64_t)(i) * 0x100000000ull)
+#define DEST_OFFSET(i) ((uint64_t)(i) * 0x40000000ull)
+#define DEST_BLOCK_RKEY(i) (0xb000u + (uint32_t)(i))
+#define CHUNK_RKEY(n) (0xc000u + (uint32_t)(n)) /* of the nth REGISTER_RESULT */
+#define LOCAL_KEY(n) (0xd000u + (uint32_t)(n))  /* of the nth registration */
+
+enum ev_kind { EV_REG, EV_DEREG, EV_WRITE, EV_FLUSH, EV_SEND, EV_REQUEST, EV_REPLY, EV_ERROR };
+
+/* One call of the engine into the seam. */
+struct event {
+	enum ev_kind kind;
+	uint32_t type;                /* SEND, REQUEST, REPLY: the message type */
+	struct rdmig_register reg;    /* REQUEST of REGISTER_REQUEST */
+	struct rdmig_compress comp;   /* SEND of COMPRESS */
+	struct engine_write w;        /* WRITE */
+	const uint8_t *addr;          /* REG */
+	uint64_t len;                 /* REG, SEND */
+	enum engine_access access;    /* REG */
+};
+
+struct fake_dest {
+	struct rdmig_opts opts;
+	char errmsg[RDMIG_ERRMSG_SIZE];
+	struct rdmig_caps caps;
+
+	struct event ev[MAX_EVENTS];
+	size_t nev;
+
+	/* what the destination has: the source's lengths unless a case lies */
+	uint64_t dest_len[MAX_BLOCKS];
+	size_t ndest;
+	uint64_t bad_host; /* non-zero: REGISTER_RESULT names this address */
+
+	uint32_t awaited;      /* the reply type of the request in flight */
+	struct rdmig_register asked;
+	unsigned replies;      /* REGISTER_RESULTs sent */
+	uint8_t reply_buf[MAX_BLOCKS * RDMIG_DEST_BLOCK_SIZE];
+	int fail_reply_with;   /* request_reply fails with this code (0: never) */
+
+	unsigned regs, fail_reg_at; /* fail the nth registration (0: never) */
+	struct engine_mr mr[MAX_REGS];
+	bool live[MAX_REGS];
+	uint64_t writes_signaled;
+};
+
+static struct fake_dest fd;
+
+static struct event *log_event(enum ev_kind kind)
+{
+	if (fd.nev == MAX_EVENTS) {
+		fprintf(stderr, "more than %d calls into the seam\n", MAX_EVENTS);
+		abort();
+	}
+	fd.ev[fd.nev] = (struct event){.kind = kind};
+	return &fd.ev[fd.nev++];
+}
+
+static struct engine_mr *fake_reg(void *ctx, void *addr, uint64_t len, enum engine_access access)
+{
+	unsigned n = fd.regs++;
+	struct event *e = log_event(EV_REG);
+
+	e->addr = addr;
+	e->len = len;
+	e->access = access;
+	if (fd.regs == fd.fail_reg_at || n >= MAX_REGS) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	fd.mr[n] = (struct engine_mr){addr, len, LOCAL_KEY(n), LOCAL_KEY(n)};
+	fd.live[n] = true;
+	return &fd.mr[n];
+}
+
+static void fake_dereg(void *ctx, struct engine_mr *mr)
+{
+	size_t n = (size_t)(mr - fd.mr);
+
+	log_event(EV_DEREG);
+	if (n >= MAX_REGS || !fd.live[n]) {
+		fprintf(stderr, "dereg of a region that is not registered\n");
+		abort();
+	}
+	fd.live[n] = false;
+}
+
+static int fake_post_write(void *ctx, const struct engine_write *w)
+{
+	log_event(EV_WRITE)->w = *w;
+	fd.writes_signaled += w->signal;
+	return 0;
+}
+
+static int fake_flush_sends(void *ctx, int timeout_ms)
+{
+	log_event(EV_FLUSH);
+	return 0;
+}
+
+static int fake_send(void *ctx, const struct rdmig_msg *msg)
+{
+	struct event *e = log_event(EV_SEND);
+
+	e->type = msg->type;
+	e->len = msg->len;
+	if (msg->type == RDMIG_MSG_COMPRESS)
+		rdmig_decode_compress(msg->payload, &e->comp);
+	return 0;
+}
+
+static int fake_request_send(void *ctx, const struct rdmig_msg *msg)
+{
+	struct event *e = log_event(EV_REQUEST);
+
+	e->type = msg->type;
+	if (msg->type == RDMIG_MSG_REGISTER_REQUEST) {
+		rdmig_decode_register(msg->payload, &e->reg);
+		fd.asked = e->reg;
+		fd.awaited = RDMIG_MSG_REGISTER_RESULT;
+	} else {
+		fd.awaited = RDMIG_MSG_RAM_BLOCKS_RESULT;
+	}
+	return 0;
+}
+
+static uint32_t blocks_result(void)
+{
+	for (size_t i = 0; i < fd.ndest; i++) {
+		struct rdmig_dest_block db = {
+			.remote_host_addr = DEST_HOST(i),
+			.offset = DEST_OFFSET(i),
+			.length = fd.dest_len[i],
+			.remote_rkey = fd.caps.flags & RDMIG_CAP_PIN_ALL ? DEST_BLOCK_RKEY(i) : 0,
+		};
+		rdmig_encode_dest_block(&db, fd.reply_buf + i * RDMIG_DEST_BLOCK_SIZE);
+	}
+	return (uint32_t)(fd.ndest * RDMIG_DEST_BLOCK_SIZE);
+}
+
+/* As QEMU's destination: the block start and a key per request. */
+static uint32_t register_result(void)
+{
+	struct rdmig_register_result res = {
+		.rkey = CHUNK_RKEY(fd.replies++),
+		.host_addr = fd.bad_host ? fd.bad_host : DEST_HOST(fd.asked.block_index),
+	};
+	rdmig_encode_register_result(&res, fd.reply_buf);
+	return RDMIG_REGISTER_RESULT_SIZE;
+}
+
+static int fake_request_reply(void *ctx, uint32_t reply_type, struct rdmig_msg *reply)
+{
+	log_event(EV_REPLY)->type = reply_type;
+	if (reply_type != fd.awaited) {
+		fprintf(stderr, "a reply %s awaited, %s asked for\n",
+			rdmig_msg_type_name(reply_type), rdmig_msg_type_name(fd.awaited));
+		abort();
+	}
+	fd.awaited = RDMIG_MSG_NONE;
+	if (fd.fail_reply_with)
+		return rdmig__fail(&fd.opts, fd.errmsg, fd.fail_reply_with,
+				   "the peer sent ERROR while we waited for %s",
+				   rdmig_msg_type_name(reply_type));
+	*reply = (struct rdmig_msg){reply_type, 1, 0, fd.reply_buf};
+	if (reply_type == RDMIG_MSG_RAM_BLOCKS_RESULT)
+		reply->len = blocks_result();
+	else
+		reply->len = register_result();
+	return 0;
+}
+
+/* What only a destination does. */
+static int fake_recv(void *ctx, uint32_t expect, struct rdmig_msg *msg)
+{
+	fprintf(stderr, "the source received a message\n");
+	abort();
+}
+
+static int fake_reply(void *ctx, const struct rdmig_msg *msg)
+{
+	fprintf(stderr, "the source replied %s\n", rdmig_msg_type_name(msg->type));
+	abort();
+}
+
+static int fake_send_error(void *ctx)
+{
+	log_event(EV_ERROR);
+	return 0;
+}
+
+static bool fake_established(void *ctx)
+{
+	return true;
+}
+
+static uint64_t fake_writes_signaled(void *ctx)
+{
+	return fd.writes_signaled;
+}
+
+static const struct engine_io_ops fake_ops = {
+	.reg = fake_reg,
+	.dereg = fake_dereg,
+	.post_write = fake_post_write,
+	.flush_sends = fake_flush_sends,
+	.send = fake_send,
+	.request_send = fake_request_send,
+	.request_reply = fake_request_reply,
+	.recv = fake_recv,
+	.reply = fake_reply,
+	.send_error = fake_send_error,
+	.established = fake_established,
+	.writes_signaled = fake_writes_signaled,
+};
+
+/* ------------------------------------------------------------ helpers -- */
+
+/* Memory of a block: `len` bytes of 0xa5 (zero where a case clears it). */
+struct run {
+	struct rdmig_source *s;
+	uint8_t *mem[MAX_BLOCKS];
+	struct rdmig_block blocks[MAX_BLOCKS];
+	size_t nblocks;
+};
+
+/* A source over the fake with blocks of these lengths, chunk size `chunk`
+ * (0: the default), PIN_ALL when asked; not set up yet. */
+static int start(struct run *r, const uint64_t *lens, size_t n, uint64_t chunk, bool pin_all)
+{
+	struct engine_io io = {&fake_ops, &fd, &fd.opts, fd.errmsg, &fd.caps};
+
+	memset(&fd, 0, sizeof(fd));
+	memset(r, 0, sizeof(*r));
+	rdmig_opts_init(&fd.opts);
+	if (chunk)
+		fd.opts.chunk_size = chunk;
+	fd.caps = (struct rdmig_caps){RDMIG_CAP_VERSION, pin_all ? RDMIG_CAP_PIN_ALL : 0};
+	fd.ndest = n;
+	r->nblocks = n;
+	for (size_t i = 0; i < n; i++) {
+		r->mem[i] = malloc(lens[i]);
+		if (!r->mem[i])
+			abort();
+		memset(r->mem[i], 0xa5, lens[i]);
+		r->blocks[i] = (struct rdmig_block){i ? "rom" : "ram", r->mem[i], lens[i], 0};
+		fd.dest_len[i] = lens[i];
+	}
+	return rdmig__source_create(&io, r->blocks, n, &r->s);
+}
+
+/* Destroy the source: every registration must be released. */
+static void finish(struct run *r)
+{
+	rdmig_source_destroy(r->s);
+	for (unsigned i = 0; i < MAX_REGS; i++)
+		if (fd.live[i]) {
+			fprintf(stderr, "registration %u still live after destroy\n", i);
+			abort();
+		}
+	for (size_t i = 0; i < r->nblocks; i++)
+		free(r->mem[i]);
+}
+
+/* The index of the first event of kind (and, for messages, type) at or
+ * after `from`, or -1. */
+static long find(size_t from, enum ev_kind kind, uint32_t type)
+{
+	for (size_t i = from; i < fd.nev; i++)
+		if (fd.ev[i].kind == kind &&
+		    (type == RDMIG_MSG_NONE || fd.ev[i].type == type))
+			return (long)i;
+	return -1;
+}
+
+static unsigned count(enum ev_kind kind, uint32_t type)
+{
+	unsigned n = 0;
+
+	for (long i = find(0, kind, type); i >= 0; i = find((size_t)i + 1, kind, type))
+		n++;
+	return n;
+}
+
+/* The nth WRITE (from 0); aborts when there is none. */
+static const struct engine_write *nth_write(unsigned n)
+{
+	long i = -1;
+
+	do
+		i = find((size_t)(i + 1), EV_WRITE, RDMIG_MSG_NONE);
+	while (i >= 0 && n--);
+	if (i < 0) {
+		fprintf(stderr, "fewer writes than expected\n");
+		abort();
+	}
+	return &fd.ev[i].w;
+}
+
+/* -------------------------------------------------------------- cases -- */
+
+/* Adjacent ranges of one chunk go out as one RDMA WRITE, signaled because
+ * it ends the iteration, after one registration round trip. */
+TEST(merges_adjacent_writes)
+{
+	static const uint64_t len = MIB;
+	struct run r;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_OK(rdmig_source_setup(r.s));
+	for (uint64_t off = 4096; off < 4 * 4096; off += 4096)
+		CHECK_OK(rdmig_source_write(r.s, 0, off, 4096));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 1);
+	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 1);
+	const struct engine_write *w = nth_write(0);
+	CHECK(w->local == r.mem[0] + 4096);
+	CHECK_EQ(w->len, 3 * 4096);
+	CHECK_EQ(w->remote, DEST_HOST(0) + 4096);
+	CHECK_EQ(w->rkey, CHUNK_RKEY(0));
+	CHECK_EQ(w->lkey, LOCAL_KEY(0));
+	CHECK_EQ(w->block, 0);
+	CHECK_EQ(w->chunk, 0);
+	CHECK(w->signal);
+	/* the request names the range's start in the destination's offsets */
+	long req = find(0, EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST);
+	CHECK_EQ(fd.ev[req].reg.key, DEST_OFFSET(0) + 4096);
+	CHECK_EQ(fd.ev[req].reg.chunks, 0);
+	/* our chunk is registered whole, read-only, while the request travels */
+	long reg = find((size_t)req, EV_REG, RDMIG_MSG_NONE);
+	CHECK(reg > req && reg < find(0, EV_REPLY, RDMIG_MSG_REGISTER_RESULT));
+	CHECK(fd.ev[reg].addr == r.mem[0]);
+	CHECK_EQ(fd.ev[reg].len, MIB);
+	CHECK_EQ(fd.ev[reg].access, ENGINE_ACCESS_LOCAL_READ);
+	/* the iteration ends: everything completed, then REGISTER_FINISHED */
+	long flush = find(0, EV_FLUSH, RDMIG_MSG_NONE);
+	CHECK(flush > find(0, EV_WRITE, RDMIG_MSG_NONE));
+	CHECK_EQ(find((size_t)flush, EV_SEND, RDMIG_MSG_REGISTER_FINISHED), flush + 1);
+	rdmig_source_stats(r.s, &st);
+	CHECK_EQ(st.writes_posted, 1);
+	CHECK_EQ(st.bytes_written, 3 * 4096);
+	CHECK_EQ(st.writes_signaled, 1);
+	CHECK_EQ(st.register_requests, 1);
+	CHECK_EQ(st.iterations, 1);
+	finish(&r);
+}
+
+/* The next chunk's REGISTER_REQUEST (and our own registration of it) goes
+ * out before the previous chunk's write is posted, and its reply is taken
+ * after: the round trip overlaps the write. */
+TEST(registers_ahead_of_previous_write)
+{
+	static const uint64_t len = 2 * MIB;
+	struct run r;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_OK(rdmig_source_setup(r.s));
+	fd.nev = 0; /* the setup's calls are not this case's */
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, 4096));
+	CHECK_OK(rdmig_source_write(r.s, 0, MIB, 4096));
+
+	/* chunk 0: request, register, reply; chunk 1: request, register,
+	 * then chunk 0's write, then chunk 1's reply */
+	static const enum ev_kind want[] = {EV_REQUEST, EV_REG, EV_REPLY, EV_REQUEST,
+					    EV_REG,     EV_WRITE, EV_REPLY};
+	CHECK_EQ(fd.nev, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < fd.nev; i++)
+		CHECK_EQ(fd.ev[i].kind, want[i]);
+	CHECK_EQ(fd.ev[3].reg.key, DEST_OFFSET(0) + MIB);
+	CHECK(fd.ev[4].addr == r.mem[0] + MIB);
+	CHECK_EQ(fd.ev[5].w.chunk, 0);
+	CHECK_EQ(fd.ev[5].w.rkey, CHUNK_RKEY(0));
+	CHECK(!fd.ev[5].w.signal);
+
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+	const struct engine_write *w = nth_write(1);
+	CHECK_EQ(w->chunk, 1);
+	CHECK_EQ(w->rkey, CHUNK_RKEY(1));
+	CHECK_EQ(w->lkey, LOCAL_KEY(1));
+	CHECK_EQ(w->remote, DEST_HOST(0) + MIB);
+	CHECK(w->signal);
+	rdmig_source_stats(r.s, &st);
+	CHECK_EQ(st.register_ahead, 1);
+	CHECK_EQ(st.register_requests, 2);
+	finish(&r);
+}
+
+/* An all-zero range in a chunk the destination has not registered goes as
+ * COMPRESS: no registration, no write.  Once the chunk is registered, zero
+ * data is written like any other. */
+TEST(compresses_zero_chunks)
+{
+	static const uint64_t len = 2 * MIB;
+	struct run r;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	memset(r.mem[0] + MIB, 0, 8192);
+	memset(r.mem[0], 0, 4096);
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK_OK(rdmig_source_write(r.s, 0, MIB, 8192));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 0);
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 0);
+	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 0);
+	long c = find(0, EV_SEND, RDMIG_MSG_COMPRESS);
+	CHECK(c >= 0 && c < find(0, EV_SEND, RDMIG_MSG_REGISTER_FINISHED));
+	CHECK_EQ(fd.ev[c].len, RDMIG_COMPRESS_SIZE);
+	CHECK_EQ(fd.ev[c].comp.value, 0);
+	CHECK_EQ(fd.ev[c].comp.block_index, 0);
+	CHECK_EQ(fd.ev[c].comp.offset, DEST_OFFSET(0) + MIB);
+	CHECK_EQ(fd.ev[c].comp.length, 8192);
+
+	/* chunk 0 gets a key for its non-zero data; its zero page then goes
+	 * as a write */
+	CHECK_OK(rdmig_source_write(r.s, 0, 8192, 4096));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, 4096));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_EQ(count(EV_SEND, RDMIG_MSG_COMPRESS), 1);
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 2);
+	CHECK_EQ(nth_write(1)->remote, DEST_HOST(0));
+	rdmig_source_stats(r.s, &st);
+	CHECK_EQ(st.bytes_compressed, 8192);
+	CHECK_EQ(st.iterations, 3);
+	CHECK_EQ(count(EV_SEND, RDMIG_MSG_REGISTER_FINISHED), 3);
+	finish(&r);
+}
+
+/* One range over a block of 2 MiB chunks (not the default) whose last
+ * chunk is short is split at every chunk boundary: one write and one
+ * registration per chunk, the last as long as what is left. */
+TEST(splits_at_chunk_boundaries)
+{
+	static const uint64_t chunk = 2 * MIB, len = 2 * 2 * MIB + 12288;
+	struct run r;
+
+	CHECK_OK(start(&r, &len, 1, chunk, false));
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, len));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 3);
+	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 3);
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 3);
+	for (unsigned i = 0; i < 3; i++) {
+		const struct engine_write *w = nth_write(i);
+		uint64_t want_len = i < 2 ? chunk : 12288;
+		CHECK_EQ(w->chunk, i);
+		CHECK_EQ(w->len, want_len);
+		CHECK(w->local == r.mem[0] + i * chunk);
+		CHECK_EQ(w->remote, DEST_HOST(0) + i * chunk);
+		CHECK_EQ(w->rkey, CHUNK_RKEY(i));
+		CHECK_EQ(w->signal, i == 2);
+	}
+	for (long i = find(0, EV_REG, RDMIG_MSG_NONE), n = 0; i >= 0;
+	     i = find((size_t)i + 1, EV_REG, RDMIG_MSG_NONE), n++) {
+		CHECK(fd.ev[i].addr == r.mem[0] + (uint64_t)n * chunk);
+		CHECK_EQ(fd.ev[i].len, n < 2 ? chunk : 12288);
+	}
+	for (long i = find(0, EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), n = 0; i >= 0;
+	     i = find((size_t)i + 1, EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), n++)
+		CHECK_EQ(fd.ev[i].reg.key, DEST_OFFSET(0) + (uint64_t)n * chunk);
+	finish(&r);
+}
+
+/* A second iteration over registered chunks asks nothing again; each
+ * iteration ends with the sends flushed and one REGISTER_FINISHED. */
+TEST(iterations_reuse_keys)
+{
+	static const uint64_t len = MIB;
+	struct run r;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_OK(rdmig_source_setup(r.s));
+	for (int it = 0; it < 2; it++) {
+		CHECK_OK(rdmig_source_write(r.s, 0, 0, 4096));
+		CHECK_OK(rdmig_source_write(r.s, 0, 65536, 4096));
+		CHECK_OK(rdmig_source_end_iteration(r.s));
+	}
+	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 1);
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 1);
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 4);
+	CHECK_EQ(count(EV_FLUSH, RDMIG_MSG_NONE), 2);
+	CHECK_EQ(count(EV_SEND, RDMIG_MSG_REGISTER_FINISHED), 2);
+	/* only the last write of an iteration asks for a signal */
+	for (unsigned i = 0; i < 4; i++)
+		CHECK_EQ(nth_write(i)->signal, i % 2 == 1);
+	CHECK_EQ(nth_write(3)->rkey, CHUNK_RKEY(0));
+	rdmig_source_stats(r.s, &st);
+	CHECK_EQ(st.iterations, 2);
+	CHECK_EQ(st.writes_posted, 4);
+	finish(&r);
+}
+
+/* PIN_ALL: our blocks are registered whole while the destination pins its
+ * own, writes use the blocks' keys and may cross chunks, and no chunk is
+ * ever requested. */
+TEST(pin_all_writes_across_chunks)
+{
+	static const uint64_t lens[2] = {3 * MIB, 4096};
+	struct run r;
+
+	CHECK_OK(start(&r, lens, 2, 0, true));
+	CHECK_OK(rdmig_source_setup(r.s));
+	long req = find(0, EV_REQUEST, RDMIG_MSG_RAM_BLOCKS_REQUEST);
+	long reply = find(0, EV_REPLY, RDMIG_MSG_RAM_BLOCKS_RESULT);
+	CHECK(req == 0 && reply == 3);
+	CHECK(fd.ev[1].kind == EV_REG && fd.ev[1].addr == r.mem[0] && fd.ev[1].len == 3 * MIB);
+	CHECK(fd.ev[2].kind == EV_REG && fd.ev[2].addr == r.mem[1] && fd.ev[2].len == 4096);
+
+	CHECK_OK(rdmig_source_write(r.s, 0, MIB - 4096, 8192));
+	CHECK_OK(rdmig_source_write(r.s, 1, 0, 4096));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 0);
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 2);
+	CHECK_EQ(nth_write(0)->len, 8192);
+	CHECK_EQ(nth_write(0)->rkey, DEST_BLOCK_RKEY(0));
+	CHECK_EQ(nth_write(0)->lkey, LOCAL_KEY(0));
+	CHECK_EQ(nth_write(1)->rkey, DEST_BLOCK_RKEY(1));
+	CHECK_EQ(nth_write(1)->remote, DEST_HOST(1));
+	finish(&r);
+}
+
+/* Stream bytes go after the data handed over before them. */
+TEST(stream_follows_pending_write)
+{
+	static const uint64_t len = MIB;
+	static const char bytes[] = "QEVM";
+	struct run r;
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, 4096));
+	CHECK_OK(rdmig_source_write_stream(r.s, bytes, sizeof(bytes)));
+	long w = find(0, EV_WRITE, RDMIG_MSG_NONE);
+	long s = find(0, EV_SEND, RDMIG_MSG_QEMU_FILE);
+	CHECK(w >= 0 && s > w);
+	CHECK_EQ(fd.ev[s].len, sizeof(bytes));
+	finish(&r);
+}
+
+/* Our own registration fails: the errno's code and a message that says
+ * what and how much; nothing goes to the peer (its request was fine). */
+TEST(registration_failure)
+{
+	static const uint64_t len = MIB;
+	struct run r;
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_OK(rdmig_source_setup(r.s));
+	fd.fail_reg_at = 1;
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, 4096));
+	CHECK_EQ(rdmig_source_end_iteration(r.s), -ENOMEM);
+	CHECK_STR_CONTAINS(rdmig_source_errmsg(r.s),
+			   "cannot register source chunk ram (1048576 bytes): ");
+	CHECK_STR_CONTAINS(rdmig_source_errmsg(r.s), "ulimit -l");
+	CHECK_EQ(count(EV_ERROR, RDMIG_MSG_NONE), 0);
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 0);
+	finish(&r);
+
+	/* PIN_ALL: at setup, naming the block */
+	CHECK_OK(start(&r, &len, 1, 0, true));
+	fd.fail_reg_at = 1;
+	CHECK_EQ(rdmig_source_setup(r.s), -ENOMEM);
+	CHECK_STR_CONTAINS(rdmig_source_errmsg(r.s), "cannot register source block ram");
+	CHECK_EQ(rdmig_source_write(r.s, 0, 0, 4096), RDMIG_ESTATE);
+	finish(&r);
+}
+
+/* The peer aborts instead of replying: its code and the channel's message
+ * come back as they are, and no ERROR is sent back. */
+TEST(peer_error_instead_of_reply)
+{
+	static const uint64_t len = MIB;
+	struct run r;
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_OK(rdmig_source_setup(r.s));
+	fd.fail_reply_with = RDMIG_EPEER;
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, 4096));
+	CHECK_EQ(rdmig_source_end_iteration(r.s), RDMIG_EPEER);
+	CHECK_STR_CONTAINS(rdmig_source_errmsg(r.s), "the peer sent ERROR while we waited for");
+	CHECK_EQ(count(EV_ERROR, RDMIG_MSG_NONE), 0);
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 0);
+	CHECK_EQ(count(EV_SEND, RDMIG_MSG_REGISTER_FINISHED), 0);
+	finish(&r);
+
+	/* a reply that breaks the wire rules is answered with ERROR */
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	fd.fail_reply_with = RDMIG_EMSG_UNEXPECTED;
+	CHECK_EQ(rdmig_source_setup(r.s), RDMIG_EMSG_UNEXPECTED);
+	CHECK_EQ(count(EV_ERROR, RDMIG_MSG_NONE), 1);
+	finish(&r);
+}
+
+/* Replies that would aim our writes elsewhere: refused with ERROR. */
+TEST(refuses_misplaced_replies)
+{
+	static const uint64_t lens[2] = {MIB, MIB};
+	struct run r;
+
+	CHECK_OK(start(&r, lens, 2, 0, false));
+	fd.ndest = 1;
+	CHECK_EQ(rdmig_source_setup(r.s), RDMIG_ERANGE);
+	CHECK_STR_CONTAINS(rdmig_source_errmsg(r.s),
+			   "the destination has 1 RAM blocks, the source 2");
+	CHECK_EQ(count(EV_ERROR, RDMIG_MSG_NONE), 1);
+	finish(&r);
+
+	CHECK_OK(start(&r, lens, 1, 0, false));
+	fd.dest_len[0] = 2 * MIB;
+	CHECK_EQ(rdmig_source_setup(r.s), RDMIG_ERANGE);
+	CHECK_STR_CONTAINS(rdmig_source_errmsg(r.s),
+			   "RAM block 0 (ram): the destination's is 2097152 bytes, the source's "
+			   "1048576");
+	finish(&r);
+
+	CHECK_OK(start(&r, lens, 1, 0, false));
+	CHECK_OK(rdmig_source_setup(r.s));
+	fd.bad_host = DEST_HOST(0) + 4096;
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, 4096));
+	CHECK_EQ(rdmig_source_end_iteration(r.s), RDMIG_ERANGE);
+	CHECK_STR_CONTAINS(rdmig_source_errmsg(r.s),
+			   "REGISTER_RESULT for block 0 (ram): host address 0x7f0000001000, but "
+			   "RAM_BLOCKS_RESULT put the block at 0x7f0000000000");
+	CHECK_EQ(count(EV_ERROR, RDMIG_MSG_NONE), 1);
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 0);
+	finish(&r);
+}
+
+CHECK_MAIN()
