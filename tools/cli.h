@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include "rdmig.h"
+#include "mono_clock.h"
 #include "outdir.h"
 
 /* The project's version (CMake's project version, a compile definition of
@@ -138,8 +139,6 @@ int mig_other_option(struct mig_common *m, const char *cmd, int c, const char *a
 /* --to ADDR:PORT of send and send --qemu-replay into host and port: 0, or
  * 2 (a usage error) after printing why it names no destination. */
 int mig_parse_to(const char *to, char *host, size_t hostlen, char *port, size_t portlen);
-
-double mig_now(void); /* monotonic seconds */
 
 /* A progress line on stderr, only when stderr is a terminal, redrawn at
  * most 5 times a second: "what: done/total MiB  rate MB/s  ETA m:ss". */

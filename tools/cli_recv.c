@@ -382,7 +382,7 @@ static int receive(struct recv_state *s)
 		case RDMIG_EV_ITERATION_DONE:
 			break; /* counted by the library (stats.iterations) */
 		case RDMIG_EV_END:
-			s->t_end = mig_now();
+			s->t_end = mono_now();
 			if (imgs_finish(&s->ps)) {
 				snprintf(s->err, sizeof(s->err), "the source disconnected before the end "
 					 "of its stream (%s)", imgs_errmsg(&s->ps));
@@ -418,7 +418,7 @@ static void verify(struct recv_state *s)
  * their lengths (zero spans are holes), then every output its real name. */
 static int write_images(struct recv_state *s)
 {
-	double t0 = mig_now();
+	double t0 = mono_now();
 	int err = atomic_load(&s->write_errno);
 
 	for (uint32_t i = 0; !err && i < s->ps.count; i++)
@@ -434,7 +434,7 @@ static int write_images(struct recv_state *s)
 	for (uint32_t i = 0; i < s->ps.count; i++)
 		if (out_commit(&s->a.dir, &s->rb[i].img, s->err, sizeof(s->err)))
 			return -1;
-	s->write_seconds = mig_now() - t0;
+	s->write_seconds = mono_now() - t0;
 	return 0;
 }
 
@@ -522,7 +522,7 @@ static int accept_one(struct recv_state *s)
 
 	if ((ret = recv_accept(&s->a, &s->l, &s->conn)))
 		return ret;
-	s->t_start = mig_now();
+	s->t_start = mono_now();
 	return rdmig_dest_create(s->conn, &s->dest);
 }
 

@@ -300,7 +300,7 @@ static int send_pages(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
  */
 static int keep_alive(struct send_state *s)
 {
-	double now = mig_now();
+	double now = mono_now();
 
 	if (!s->beat_every || now - s->last_beat < s->beat_every)
 		return 0;
@@ -446,7 +446,7 @@ static int migrate(struct send_state *s)
 		return -1;
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
-	s->t_start = mig_now(); /* the transfer: connect .. end of iteration */
+	s->t_start = mono_now(); /* the transfer: connect .. end of iteration */
 	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)))
 		return ret;
 	rdmig_conn_caps(s->conn, &caps);
@@ -466,14 +466,14 @@ static int migrate(struct send_state *s)
 		return -1;
 	if (caps.flags & RDMIG_CAP_PIN_ALL)
 		s->beat_every = KEEP_ALIVE_S;
-	s->last_beat = mig_now();
+	s->last_beat = mono_now();
 	mig_progress_start(&s->prog, "send", s->total);
 	for (uint32_t b = 0; b < (uint32_t)s->a.nfiles; b++)
 		if (send_block(s, b))
 			return -1;
 	if ((ret = rdmig_source_end_iteration(s->src)) || (ret = finish_hashing(s)))
 		return ret;
-	s->t_end = mig_now(); /* the data and its digests are ready */
+	s->t_end = mono_now(); /* the data and its digests are ready */
 	mig_progress_end(&s->prog);
 	return write_stream_part(s, 1);
 }
@@ -736,14 +736,6 @@ int mig_parse_to(const char *to, char *host, size_t hostlen, char *port, size_t 
 	return 0;
 }
 
-double mig_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 const char *mig_size(uint64_t bytes, char *buf, size_t len)
 {
 	if (bytes < 1024)
@@ -762,7 +754,7 @@ void mig_progress_start(struct mig_progress *p, const char *what, uint64_t total
 	p->on = isatty(STDERR_FILENO);
 	p->what = what;
 	p->total = total;
-	p->start = mig_now();
+	p->start = mono_now();
 	p->last = 0;
 }
 
@@ -773,7 +765,7 @@ void mig_progress(struct mig_progress *p, uint64_t done)
 
 	if (!p->on)
 		return;
-	now = mig_now();
+	now = mono_now();
 	if (now - p->last < 0.2 && done < p->total)
 		return;
 	p->last = now;

@@ -238,7 +238,7 @@ static int replay(struct replay_state *s)
 
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
-	s->t_start = mig_now();
+	s->t_start = mono_now();
 	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)) ||
 	    (ret = rdmig_source_create(s->conn, s->blocks, s->rec.nblocks, &s->src)))
 		return ret;
@@ -252,7 +252,7 @@ static int replay(struct replay_state *s)
 			return ret;
 	}
 	ret = send_stream_to(s, s->rec.stream_bytes);
-	s->t_end = mig_now();
+	s->t_end = mono_now();
 	mig_progress_end(&s->prog);
 	return ret;
 }
