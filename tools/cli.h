@@ -107,7 +107,8 @@ int cmd_pong(int argc, char **argv);
 int cmd_send(int argc, char **argv);
 int cmd_recv(int argc, char **argv);
 
-/* ---- shared by send and recv (defined in cli_send.c) ---- */
+/* ---- shared by send and recv: the options (cli_mig_options.c), the
+ * progress and summary lines (cli_mig_report.c) ---- */
 
 /* The default of --timeout: how long a peer may stay silent before the
  * migration is given up (a dead peer that the kernel reports ends it at once). */
