@@ -135,6 +135,25 @@ void mig_json_conn(struct json_object *o, const struct rdmig_conn *c)
 	cj_by_type(o, "messages_received", k.received);
 }
 
+void mig_json_destination(struct json_object *o, const char *host, const char *port,
+			  const struct rdmig_conn *c)
+{
+	struct rdmig_caps caps;
+
+	rdmig_conn_caps(c, &caps);
+	cj_str(o, "to", host);
+	cj_i64(o, "port", strtol(port, NULL, 10));
+	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
+}
+
+void mig_json_register(struct json_object *o, const struct rdmig_engine_stats *st)
+{
+	cj_u64(o, "register_round_trips", st->register_requests);
+	cj_u64(o, "register_ahead", st->register_ahead);
+	cj_fixed(o, "register_rtt_p50_us", st->register_rtt_p50_us, 1);
+	cj_fixed(o, "register_rtt_p99_us", st->register_rtt_p99_us, 1);
+}
+
 const char *cj_text(struct json_object *v)
 {
 	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_SPACED |
