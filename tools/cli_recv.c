@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "cli_json.h"
 #include "cli_qemu.h"
+#include "imgs_file_names.h"
 #include "imgstream.h"
 #include "recv_landed.h"
 #include "verify.h"
