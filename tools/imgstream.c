@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "imgstream.h"
+#include "stream_field.h"
 
 /* Parser states, in stream order; each names the field being collected. */
 enum {
@@ -21,21 +22,6 @@ static const char *const field_names[] = {
 	"block length", "record or trailer magic", "record block", "record first span",
 	"record span count", "span digest", "block digest",
 };
-
-static uint64_t get_be(const uint8_t *p, size_t n)
-{
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint8_t *put_be(uint8_t *p, uint64_t v, size_t n)
-{
-	for (size_t i = n; i-- > 0; v >>= 8)
-		p[i] = (uint8_t)v;
-	return p + n;
-}
 
 int imgs_check_name(const char *name, size_t len, uint32_t index, char *err, size_t errlen)
 {
@@ -137,18 +123,18 @@ int imgs_encode_header(const struct imgs_params *prm, struct imgs_block *blocks,
 	if (check_params(prm, err, errlen) || check_blocks(blocks, n, &size, err, errlen) ||
 	    alloc_out(size, "header", out, outlen, err, errlen))
 		return -1;
-	p = put_be(*out, IMGS_HEADER_MAGIC, 4);
-	p = put_be(p, IMGS_VERSION, 4);
-	p = put_be(p, n, 4);
+	p = sf_put_be(*out, IMGS_HEADER_MAGIC, 4);
+	p = sf_put_be(p, IMGS_VERSION, 4);
+	p = sf_put_be(p, n, 4);
 	*p++ = (uint8_t)prm->digest;
 	*p++ = (uint8_t)prm->span_shift;
 	*p++ = (uint8_t)prm->chunk_shift;
 	*p++ = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		size_t len = strlen(blocks[i].name);
-		p = put_be(p, len, 2);
+		p = sf_put_be(p, len, 2);
 		memcpy(p, blocks[i].name, len);
-		p = put_be(p + len, blocks[i].length, 8);
+		p = sf_put_be(p + len, blocks[i].length, 8);
 		blocks[i].first_span = span;
 		blocks[i].nspans = (uint32_t)imgs_spans(blocks[i].length, prm->span_shift);
 		span += blocks[i].nspans;
@@ -170,10 +156,10 @@ int imgs_encode_record(uint32_t alg, uint32_t block, uint32_t first, uint32_t n,
 	}
 	if (alloc_out(16 + n * dsize, "record", out, outlen, err, errlen))
 		return -1;
-	p = put_be(*out, IMGS_DIGEST_MAGIC, 4);
-	p = put_be(p, block, 4);
-	p = put_be(p, first, 4);
-	p = put_be(p, n, 4);
+	p = sf_put_be(*out, IMGS_DIGEST_MAGIC, 4);
+	p = sf_put_be(p, block, 4);
+	p = sf_put_be(p, first, 4);
+	p = sf_put_be(p, n, 4);
 	if (dsize) /* the digest off: the record only marks spans as landed */
 		memcpy(p, digests, n * dsize);
 	return 0;
@@ -191,7 +177,7 @@ int imgs_encode_trailer(uint32_t alg, const struct imgs_block *blocks, uint32_t 
 	}
 	if (alloc_out(4 + (size_t)n * dsize, "trailer", out, outlen, err, errlen))
 		return -1;
-	p = put_be(*out, IMGS_TRAILER_MAGIC, 4);
+	p = sf_put_be(*out, IMGS_TRAILER_MAGIC, 4);
 	for (uint32_t i = 0; i < n; i++, p += dsize)
 		memcpy(p, blocks[i].digest, dsize);
 	return 0;
@@ -411,7 +397,7 @@ static int block_digest_done(struct imgs_parser *p)
  * move on.  Returns IMGS_EV_* bits, or -1. */
 static int field_done(struct imgs_parser *p)
 {
-	uint64_t v = get_be(p->acc, p->need < 8 ? p->need : 8);
+	uint64_t v = sf_get_be(p->acc, p->need < 8 ? p->need : 8);
 	struct imgs_block *b = p->blocks ? &p->blocks[p->index] : NULL;
 
 	switch (p->state) {
@@ -485,7 +471,6 @@ int imgs_feed(struct imgs_parser *p, const void *data, size_t len)
 	if (p->state == S_FAILED)
 		return -1;
 	while (len > 0) {
-		size_t n;
 		int ev;
 
 		if (p->state == S_DONE) {
@@ -495,15 +480,7 @@ int imgs_feed(struct imgs_parser *p, const void *data, size_t len)
 			p->state = S_FAILED;
 			return -1;
 		}
-		n = p->need - p->have;
-		if (n > len)
-			n = len;
-		memcpy(p->acc + p->have, in, n);
-		p->have += n;
-		p->offset += n;
-		in += n;
-		len -= n;
-		if (p->have < p->need)
+		if (!sf_take(p->acc, p->need, &p->have, &in, &len, &p->offset))
 			break;
 		if ((ev = field_done(p)) < 0)
 			return -1;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "qemu_stream_priv.h"
+#include "stream_field.h"
 
 /* Section types (savevm.c). */
 enum {
@@ -65,14 +66,6 @@ static const char *const cmd_names[] = {
 const char *qs_field_name(int state)
 {
 	return field_names[state];
-}
-
-static uint64_t get_be(const uint8_t *p, size_t n)
-{
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
 }
 
 static int expect(struct qs_parser *p, int state, size_t need)
@@ -390,7 +383,7 @@ static int command(struct qs_parser *p, uint64_t cmd, uint64_t len)
  * move on.  Returns QS_EV_* bits, or -1. */
 static int field_done(struct qs_parser *p)
 {
-	uint64_t v = get_be(p->acc, p->need < 8 ? p->need : 8);
+	uint64_t v = sf_get_be(p->acc, p->need < 8 ? p->need : 8);
 
 	switch (p->state) {
 	case S_MAGIC:
@@ -551,15 +544,7 @@ int qs_feed(struct qs_parser *p, const void *data, size_t len)
 				return -1;
 			continue;
 		}
-		n = p->need - p->have;
-		if (n > len)
-			n = len;
-		memcpy(p->acc + p->have, in, n);
-		p->have += n;
-		p->offset += n;
-		in += n;
-		len -= n;
-		if (p->have < p->need)
+		if (!sf_take(p->acc, p->need, &p->have, &in, &len, &p->offset))
 			break;
 		if ((ev = field_done(p)) < 0)
 			return -1;
