@@ -153,6 +153,17 @@ void mig_progress_start(struct mig_progress *p, const char *what, uint64_t total
 void mig_progress(struct mig_progress *p, uint64_t done);
 void mig_progress_end(struct mig_progress *p); /* erase the line */
 
+/* The messages of all types in one of rdmig_counters' per-type arrays:
+ * the human line and the JSON summary count them the same way. */
+static inline uint64_t mig_msg_sum(const uint64_t counts[RDMIG_MSG_TYPE_COUNT])
+{
+	uint64_t n = 0;
+
+	for (int t = 0; t < RDMIG_MSG_TYPE_COUNT; t++)
+		n += counts[t];
+	return n;
+}
+
 /* One human line about the connection (device, inline, messages). */
 void mig_print_conn(const char *cmd, const struct rdmig_conn *c);
 /* "12.3 MiB" into buf. */

@@ -102,15 +102,6 @@ static void cj_by_type(struct json_object *o, const char *name, const uint64_t *
 	cj_add(o, name, t);
 }
 
-static uint64_t cj_sum(const uint64_t *counts)
-{
-	uint64_t n = 0;
-
-	for (int i = 0; i < RDMIG_MSG_TYPE_COUNT; i++)
-		n += counts[i];
-	return n;
-}
-
 void mig_json_conn(struct json_object *o, const struct rdmig_conn *c)
 {
 	struct rdmig_inline_info inl;
@@ -124,9 +115,9 @@ void mig_json_conn(struct json_object *o, const struct rdmig_conn *c)
 	cj_u64(o, "inline_asked", inl.asked);
 	cj_u64(o, "inline_granted", inl.granted);
 	cj_u64(o, "inline_tries", inl.tries);
-	cj_u64(o, "inline_messages", cj_sum(k.sent_inline));
+	cj_u64(o, "inline_messages", mig_msg_sum(k.sent_inline));
 	cj_u64(o, "inline_bytes", k.bytes_inline);
-	cj_u64(o, "copied_messages", cj_sum(k.sent_copied));
+	cj_u64(o, "copied_messages", mig_msg_sum(k.sent_copied));
 	cj_u64(o, "copied_bytes", k.bytes_copied);
 	cj_u64(o, "received_bytes", k.bytes_received);
 	cj_by_type(o, "messages_sent", k.sent);

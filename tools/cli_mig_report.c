@@ -59,30 +59,17 @@ void mig_progress_end(struct mig_progress *p)
 	p->on = 0;
 }
 
-static void sum_counters(const struct rdmig_counters *k, uint64_t *inl, uint64_t *cp)
-{
-	*inl = *cp = 0;
-	for (int t = 0; t < RDMIG_MSG_TYPE_COUNT; t++) {
-		*inl += k->sent_inline[t];
-		*cp += k->sent_copied[t];
-	}
-}
-
 void mig_print_conn(const char *cmd, const struct rdmig_conn *c)
 {
 	struct rdmig_inline_info inl;
 	struct rdmig_counters k = {.size = sizeof(k)};
-	uint64_t n_inl, n_cp, n_sent = 0, n_recv = 0;
 
 	rdmig_conn_inline(c, &inl);
 	rdmig_conn_counters(c, &k);
-	sum_counters(&k, &n_inl, &n_cp);
-	for (int t = 0; t < RDMIG_MSG_TYPE_COUNT; t++) {
-		n_sent += k.sent[t];
-		n_recv += k.received[t];
-	}
 	printf("%s: device %s, inline asked %u granted %u (tries %u); control messages: %llu sent "
 	       "(%llu inline, %llu copied), %llu received\n", cmd, rdmig_conn_device(c), inl.asked,
-	       inl.granted, inl.tries, (unsigned long long)n_sent, (unsigned long long)n_inl,
-	       (unsigned long long)n_cp, (unsigned long long)n_recv);
+	       inl.granted, inl.tries, (unsigned long long)mig_msg_sum(k.sent),
+	       (unsigned long long)mig_msg_sum(k.sent_inline),
+	       (unsigned long long)mig_msg_sum(k.sent_copied),
+	       (unsigned long long)mig_msg_sum(k.received));
 }
