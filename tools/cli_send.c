@@ -19,7 +19,6 @@
  * options in cli_mig_options.c, the progress and summary lines in
  * cli_mig_report.c.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
