@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 #include "bench.h"
+#include "mono_clock.h" /* tools/ */
 
 #define MAX_CONNS 4
 
@@ -80,9 +81,7 @@ void bench_opts(const struct bench_args *a, struct rdmig_opts *o)
 
 double bench_now_us(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+	return mono_now() * 1e6;
 }
 
 int bench_die(const char *what, const char *msg)

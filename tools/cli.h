@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include "rdmig.h"
+#include "mono_clock.h"
 #include "outdir.h"
 
 /* The project's version (CMake's project version, a compile definition of
@@ -106,7 +107,8 @@ int cmd_pong(int argc, char **argv);
 int cmd_send(int argc, char **argv);
 int cmd_recv(int argc, char **argv);
 
-/* ---- shared by send and recv (defined in cli_send.c) ---- */
+/* ---- shared by send and recv: the options (cli_mig_options.c), the
+ * progress and summary lines (cli_mig_report.c) ---- */
 
 /* The default of --timeout: how long a peer may stay silent before the
  * migration is given up (a dead peer that the kernel reports ends it at once). */
@@ -139,8 +141,6 @@ int mig_other_option(struct mig_common *m, const char *cmd, int c, const char *a
  * 2 (a usage error) after printing why it names no destination. */
 int mig_parse_to(const char *to, char *host, size_t hostlen, char *port, size_t portlen);
 
-double mig_now(void); /* monotonic seconds */
-
 /* A progress line on stderr, only when stderr is a terminal, redrawn at
  * most 5 times a second: "what: done/total MiB  rate MB/s  ETA m:ss". */
 struct mig_progress {
@@ -152,6 +152,17 @@ struct mig_progress {
 void mig_progress_start(struct mig_progress *p, const char *what, uint64_t total);
 void mig_progress(struct mig_progress *p, uint64_t done);
 void mig_progress_end(struct mig_progress *p); /* erase the line */
+
+/* The messages of all types in one of rdmig_counters' per-type arrays:
+ * the human line and the JSON summary count them the same way. */
+static inline uint64_t mig_msg_sum(const uint64_t counts[RDMIG_MSG_TYPE_COUNT])
+{
+	uint64_t n = 0;
+
+	for (int t = 0; t < RDMIG_MSG_TYPE_COUNT; t++)
+		n += counts[t];
+	return n;
+}
 
 /* One human line about the connection (device, inline, messages). */
 void mig_print_conn(const char *cmd, const struct rdmig_conn *c);

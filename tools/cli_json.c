@@ -102,15 +102,6 @@ static void cj_by_type(struct json_object *o, const char *name, const uint64_t *
 	cj_add(o, name, t);
 }
 
-static uint64_t cj_sum(const uint64_t *counts)
-{
-	uint64_t n = 0;
-
-	for (int i = 0; i < RDMIG_MSG_TYPE_COUNT; i++)
-		n += counts[i];
-	return n;
-}
-
 void mig_json_conn(struct json_object *o, const struct rdmig_conn *c)
 {
 	struct rdmig_inline_info inl;
@@ -124,15 +115,34 @@ void mig_json_conn(struct json_object *o, const struct rdmig_conn *c)
 	cj_u64(o, "inline_asked", inl.asked);
 	cj_u64(o, "inline_granted", inl.granted);
 	cj_u64(o, "inline_tries", inl.tries);
-	cj_u64(o, "inline_messages", cj_sum(k.sent_inline));
+	cj_u64(o, "inline_messages", mig_msg_sum(k.sent_inline));
 	cj_u64(o, "inline_bytes", k.bytes_inline);
-	cj_u64(o, "copied_messages", cj_sum(k.sent_copied));
+	cj_u64(o, "copied_messages", mig_msg_sum(k.sent_copied));
 	cj_u64(o, "copied_bytes", k.bytes_copied);
 	cj_u64(o, "received_bytes", k.bytes_received);
 	cj_by_type(o, "messages_sent", k.sent);
 	cj_by_type(o, "messages_sent_inline", k.sent_inline);
 	cj_by_type(o, "messages_sent_copied", k.sent_copied);
 	cj_by_type(o, "messages_received", k.received);
+}
+
+void mig_json_destination(struct json_object *o, const char *host, const char *port,
+			  const struct rdmig_conn *c)
+{
+	struct rdmig_caps caps;
+
+	rdmig_conn_caps(c, &caps);
+	cj_str(o, "to", host);
+	cj_i64(o, "port", strtol(port, NULL, 10));
+	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
+}
+
+void mig_json_register(struct json_object *o, const struct rdmig_engine_stats *st)
+{
+	cj_u64(o, "register_round_trips", st->register_requests);
+	cj_u64(o, "register_ahead", st->register_ahead);
+	cj_fixed(o, "register_rtt_p50_us", st->register_rtt_p50_us, 1);
+	cj_fixed(o, "register_rtt_p99_us", st->register_rtt_p99_us, 1);
 }
 
 const char *cj_text(struct json_object *v)

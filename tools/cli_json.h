@@ -36,6 +36,14 @@ void cj_add(struct json_object *o, const char *key, struct json_object *v);
  * the inline settlement, bytes and messages inline and copied, and the
  * messages_* objects (count per message type).  c may be NULL (zeros). */
 void mig_json_conn(struct json_object *o, const struct rdmig_conn *c);
+/* The members both source summaries (send, send --qemu-replay) share, in
+ * the order both print them; the rest of the two differs in keys and order
+ * (the tests and scripts read both), so only these runs are common.
+ * to, port and pin_all (as the destination granted it): */
+void mig_json_destination(struct json_object *o, const char *host, const char *port,
+			  const struct rdmig_conn *c);
+/* register_round_trips, register_ahead, register_rtt_p50_us and _p99_us: */
+void mig_json_register(struct json_object *o, const struct rdmig_engine_stats *st);
 
 /* The text of v: one line, ", " between members and ": " after keys, '/'
  * not escaped; NULL when out of memory.  v owns it. */

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "cli.h"
+#include "mono_clock.h"
 
 struct ping_args {
 	struct rdmig_opts opts;
@@ -137,13 +137,6 @@ int cmd_pong(int argc, char **argv)
 	return ret;
 }
 
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
 static int cmp_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -184,9 +177,9 @@ int cmd_ping(int argc, char **argv)
 	if (!ret)
 		ret = rdmig_connect(c, a.host, a.port);
 	for (long i = 0; i < a.count && !ret; i++) {
-		double t0 = now_us();
+		double t0 = mono_now();
 		ret = ping_once(c, (uint64_t)i << 20);
-		rtt[i] = now_us() - t0;
+		rtt[i] = (mono_now() - t0) * 1e6; /* microseconds */
 	}
 	if (!ret)
 		ret = rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});

@@ -11,20 +11,19 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "cli_json.h"
 #include "cli_qemu.h"
+#include "imgs_file_names.h"
 #include "imgstream.h"
+#include "recv_landed.h"
 #include "verify.h"
 
 /* The destination memory of one block and what became of it. */
@@ -32,18 +31,6 @@ struct recv_block {
 	uint8_t *mem;   /* NULL for an empty block */
 	char file[IMGS_FILE_NAME];
 	struct out_file img; /* DIR/file while it is written (outdir.h) */
-};
-
-/* Progress while the source writes: RDMA writes are invisible to us and
- * rdmig_dest_next blocks, so a thread estimates what has landed from the
- * blocks' resident pages (the destination pins a chunk just before the
- * source writes it).  It only reads our own mappings. */
-struct landed_watch {
-	pthread_t thread;
-	int running;
-	atomic_int stop;
-	const struct recv_state *s;
-	struct mig_progress prog;
 };
 
 struct recv_state {
@@ -56,7 +43,7 @@ struct recv_state {
 	struct rdmig_conn *conn;
 	struct rdmig_dest *dest;
 	struct rdmig_engine_stats st;
-	struct landed_watch watch;
+	struct landed_watch watch; /* the progress line while data lands */
 	struct verify vf;          /* span digests, checked as they arrive */
 	struct verify_block *res;  /* per block, once verified */
 	bool verify_off;           /* --verify off */
@@ -121,73 +108,6 @@ static void remove_outputs(struct recv_state *s)
 	out_discard(&s->a.dir, &s->stream);
 	for (uint32_t i = 0; s->rb && i < s->ps.count; i++)
 		out_discard(&s->a.dir, &s->rb[i].img);
-}
-
-/* --------------------------------------------------- landed estimate -- */
-
-static uint64_t resident_bytes(const struct recv_state *s)
-{
-	static unsigned char vec[4096];
-	uint64_t bytes = 0;
-	long page = sysconf(_SC_PAGESIZE);
-
-	for (uint32_t b = 0; b < s->ps.count; b++) {
-		uint64_t len = s->ps.blocks[b].length;
-		for (uint64_t off = 0; s->rb[b].mem && off < len; off += sizeof(vec) * (uint64_t)page) {
-			uint64_t n = len - off < sizeof(vec) * (uint64_t)page ? len - off
-									  : sizeof(vec) * (uint64_t)page;
-			size_t pages = (size_t)((n + (uint64_t)page - 1) / (uint64_t)page);
-			if (mincore(s->rb[b].mem + off, (size_t)n, vec))
-				return bytes;
-			for (size_t i = 0; i < pages; i++)
-				bytes += (vec[i] & 1) ? (uint64_t)page : 0;
-		}
-	}
-	return bytes > s->ps.total ? s->ps.total : bytes;
-}
-
-static void *watch_main(void *arg)
-{
-	struct landed_watch *w = arg;
-
-	while (!atomic_load(&w->stop)) {
-		struct timespec ts = {0, 200 * 1000 * 1000};
-		mig_progress(&w->prog, resident_bytes(w->s));
-		nanosleep(&ts, NULL);
-	}
-	return NULL;
-}
-
-static void watch_start(struct recv_state *s)
-{
-	struct landed_watch *w = &s->watch;
-	struct rdmig_caps caps;
-
-	/* with PIN_ALL everything is resident at once: nothing to estimate */
-	rdmig_conn_caps(s->conn, &caps);
-	if (!isatty(STDERR_FILENO) || (caps.flags & RDMIG_CAP_PIN_ALL))
-		return;
-	w->s = s;
-	atomic_store(&w->stop, 0);
-	mig_progress_start(&w->prog, "recv (~landed)", s->ps.total);
-	/* the thread starts with SIGINT/SIGTERM blocked: they must interrupt
-	 * the main thread's waits, not this one's sleep */
-	sigset_t saved;
-	cli_cancel_mask(SIG_BLOCK, &saved);
-	w->running = pthread_create(&w->thread, NULL, watch_main, w) == 0;
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
-}
-
-static void watch_stop(struct recv_state *s)
-{
-	struct landed_watch *w = &s->watch;
-
-	if (!w->running)
-		return;
-	atomic_store(&w->stop, 1);
-	pthread_join(w->thread, NULL);
-	w->running = 0;
-	mig_progress_end(&w->prog);
 }
 
 /* ------------------------------------------------------------ events -- */
@@ -327,7 +247,7 @@ static int alloc_blocks(struct recv_state *s)
 	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, n)))
 		return ret;
 	s->blocks_set = 1;
-	watch_start(s);
+	landed_watch_start(&s->watch, s->conn, s->blocks, n, s->ps.total);
 	return start_verify(s);
 }
 
@@ -382,7 +302,7 @@ static int receive(struct recv_state *s)
 		case RDMIG_EV_ITERATION_DONE:
 			break; /* counted by the library (stats.iterations) */
 		case RDMIG_EV_END:
-			s->t_end = mig_now();
+			s->t_end = mono_now();
 			if (imgs_finish(&s->ps)) {
 				snprintf(s->err, sizeof(s->err), "the source disconnected before the end "
 					 "of its stream (%s)", imgs_errmsg(&s->ps));
@@ -418,7 +338,7 @@ static void verify(struct recv_state *s)
  * their lengths (zero spans are holes), then every output its real name. */
 static int write_images(struct recv_state *s)
 {
-	double t0 = mig_now();
+	double t0 = mono_now();
 	int err = atomic_load(&s->write_errno);
 
 	for (uint32_t i = 0; !err && i < s->ps.count; i++)
@@ -434,7 +354,7 @@ static int write_images(struct recv_state *s)
 	for (uint32_t i = 0; i < s->ps.count; i++)
 		if (out_commit(&s->a.dir, &s->rb[i].img, s->err, sizeof(s->err)))
 			return -1;
-	s->write_seconds = mig_now() - t0;
+	s->write_seconds = mono_now() - t0;
 	return 0;
 }
 
@@ -522,13 +442,13 @@ static int accept_one(struct recv_state *s)
 
 	if ((ret = recv_accept(&s->a, &s->l, &s->conn)))
 		return ret;
-	s->t_start = mig_now();
+	s->t_start = mono_now();
 	return rdmig_dest_create(s->conn, &s->dest);
 }
 
 static void cleanup(struct recv_state *s)
 {
-	watch_stop(s);
+	landed_watch_stop(&s->watch);
 	verify_free(&s->vf); /* its threads read the blocks */
 	free(s->res);
 	rdmig_dest_destroy(s->dest); /* deregisters: before the memory goes */
@@ -576,7 +496,7 @@ static int recv_cancelled(struct recv_state *s)
 	char msg[200];
 	bool told;
 
-	watch_stop(s);
+	landed_watch_stop(&s->watch);
 	cli_cancel_rearm(); /* a second signal cuts the courtesy short */
 	told = s->conn && rdmig_send_error(s->conn) == 0;
 	remove_outputs(s);
@@ -611,7 +531,7 @@ int cmd_recv(int argc, char **argv)
 	}
 	imgs_parser_init(&s.ps, s.a.max_total);
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
-		watch_stop(&s);
+		landed_watch_stop(&s.watch);
 		if (cli_cancelled()) {
 			ret = recv_cancelled(&s);
 			cleanup(&s);
@@ -626,7 +546,7 @@ int cmd_recv(int argc, char **argv)
 		cleanup(&s);
 		return ret;
 	}
-	watch_stop(&s);
+	landed_watch_stop(&s.watch);
 	s.st.size = sizeof(s.st);
 	rdmig_dest_stats(s.dest, &s.st);
 	verify(&s);

@@ -304,7 +304,7 @@ static int receive(struct rq_state *s)
 			ret = on_iteration(s);
 			break;
 		case RDMIG_EV_END:
-			s->t_end = mig_now();
+			s->t_end = mono_now();
 			if (qs_finish(&s->qs)) {
 				snprintf(s->err, sizeof(s->err), "the source disconnected before the end "
 					 "of its stream: %s", qs_errmsg(&s->qs));
@@ -470,7 +470,7 @@ static int accept_one(struct rq_state *s)
 
 	if ((ret = recv_accept(&s->a, &s->l, &s->conn)))
 		return ret;
-	s->t_start = mig_now();
+	s->t_start = mono_now();
 	rdmig_conn_caps(s->conn, &caps);
 	s->pin_all = (caps.flags & RDMIG_CAP_PIN_ALL) != 0;
 	return rdmig_dest_create(s->conn, &s->dest);

@@ -15,24 +15,21 @@
  *   -> end of iteration (REGISTER_FINISHED) -> the last records -> stream
  *   trailer (every block's digest) -> disconnect.
  *
- * The second half of this file holds what send and recv share (options,
- * progress line, the human connection line); cli.h declares it.
+ * What send shares with the other migration commands is elsewhere: the
+ * options in cli_mig_options.c, the progress and summary lines in
+ * cli_mig_report.c.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "cli_json.h"
 #include "cli_qemu.h"
 #include "imgstream.h"
+#include "send_files.h"
 #include "verify.h"
 
 #define PAGE 4096u
@@ -49,24 +46,15 @@ struct send_args {
 	enum digest_alg verify;
 };
 
-/* One input file, mapped read-only. */
-struct src_file {
-	const char *path;
-	uint8_t *map;     /* NULL for an empty file (mmap of 0 bytes fails) */
-	uint64_t length;
-};
-
 struct send_state {
 	struct send_args a;
-	struct src_file *f;
-	struct imgs_block *desc;  /* names, lengths, then digests */
-	struct rdmig_block *blocks;
+	struct send_files in;       /* the blocks: files, stream descriptions */
 	struct rdmig_conn *conn;
 	struct rdmig_source *src;
 	struct mig_progress prog;
 	struct verify vf;           /* span digests, hashed meanwhile */
 	uint64_t handed;            /* spans handed to the library so far */
-	uint64_t total, done, skipped_zero;
+	uint64_t done, skipped_zero;
 	double t_start, t_end;
 	double beat_every, last_beat; /* keep_alive(); 0: off */
 	char err[512];
@@ -142,125 +130,6 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 	return 0;
 }
 
-/* "NAME=FILE" (split at the first '=') or "FILE" (named by its basename). */
-static int name_file(const char *arg, uint32_t index, struct imgs_block *d, const char **path,
-		     char *err, size_t errlen)
-{
-	const char *eq = strchr(arg, '='), *name;
-	size_t len;
-
-	if (eq) {
-		name = arg;
-		len = (size_t)(eq - arg);
-		*path = eq + 1;
-	} else {
-		const char *slash = strrchr(arg, '/');
-		name = slash ? slash + 1 : arg;
-		len = strlen(name);
-		*path = arg;
-	}
-	if (!**path) {
-		snprintf(err, errlen, "'%s': no file name", arg);
-		return -1;
-	}
-	if (imgs_check_name(name, len, index, err, errlen)) {
-		size_t n = strlen(err);
-		snprintf(err + n, errlen - n, " in '%s'%s", arg,
-			 eq ? "" : " (give the block another name with NAME=FILE)");
-		return -1;
-	}
-	memcpy(d->name, name, len);
-	d->name[len] = '\0';
-	return 0;
-}
-
-/* Map one file read-only; an empty file gets no mapping. */
-static int map_file(struct src_file *f, char *err, size_t errlen)
-{
-	struct stat st;
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open '%s': %s", f->path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "'%s' is not a regular file", f->path);
-		close(fd);
-		return -1;
-	}
-	if ((uint64_t)st.st_size > SIZE_MAX) {
-		snprintf(err, errlen, "'%s' is too large to map", f->path);
-		close(fd);
-		return -1;
-	}
-	f->length = (uint64_t)st.st_size;
-	if (f->length) {
-		void *p = mmap(NULL, (size_t)f->length, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p == MAP_FAILED) {
-			snprintf(err, errlen, "cannot map '%s' (%llu bytes): %s", f->path,
-				 (unsigned long long)f->length, strerror(errno));
-			close(fd);
-			return -1;
-		}
-		madvise(p, (size_t)f->length, MADV_SEQUENTIAL);
-		f->map = p;
-	}
-	close(fd); /* the mapping keeps the file */
-	return 0;
-}
-
-/* Name every block from the command line; bad names are usage errors. */
-static int name_blocks(struct send_state *s)
-{
-	int n = s->a.nfiles;
-
-	s->f = calloc((size_t)n, sizeof(*s->f));
-	s->desc = calloc((size_t)n, sizeof(*s->desc));
-	s->blocks = calloc((size_t)n, sizeof(*s->blocks));
-	if (!s->f || !s->desc || !s->blocks) {
-		snprintf(s->err, sizeof(s->err), "out of memory");
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		if (name_file(s->a.files[i], (uint32_t)i, &s->desc[i], &s->f[i].path, s->err,
-			      sizeof(s->err)))
-			return -1;
-		for (int j = 0; j < i; j++)
-			if (!strcmp(s->desc[j].name, s->desc[i].name)) {
-				snprintf(s->err, sizeof(s->err), "'%s' and '%s' would both be block "
-					 "'%s' (name one with NAME=FILE)", s->a.files[j], s->a.files[i],
-					 s->desc[i].name);
-				return -1;
-			}
-	}
-	return 0;
-}
-
-/* Map every file and describe the blocks. */
-static int map_blocks(struct send_state *s)
-{
-	/* an empty block still needs a valid, non-NULL host address */
-	static uint8_t empty_block;
-
-	for (int i = 0; i < s->a.nfiles; i++) {
-		if (map_file(&s->f[i], s->err, sizeof(s->err)))
-			return -1;
-		if (s->f[i].length > UINT64_MAX - s->total) {
-			snprintf(s->err, sizeof(s->err), "the files add up to more than 2^64 bytes");
-			return -1;
-		}
-		s->desc[i].length = s->f[i].length;
-		s->total += s->f[i].length;
-		s->blocks[i] = (struct rdmig_block){
-			.name = s->desc[i].name,
-			.host = s->f[i].map ? (void *)s->f[i].map : (void *)&empty_block,
-			.length = s->f[i].length,
-		};
-	}
-	return 0;
-}
-
 static int all_zero(const uint8_t *p, size_t n)
 {
 	/* p[0] == 0 and every byte equals its successor: memcmp is vectorised */
@@ -270,7 +139,7 @@ static int all_zero(const uint8_t *p, size_t n)
 /* A non-zero chunk: one write per run of non-zero pages. */
 static int send_pages(struct send_state *s, uint32_t b, uint64_t off, uint64_t n)
 {
-	const uint8_t *p = s->f[b].map + off;
+	const uint8_t *p = s->in.f[b].map + off;
 	uint64_t run = 0, run_len = 0;
 
 	for (uint64_t pg = 0; pg < n; pg += PAGE) {
@@ -300,7 +169,7 @@ static int send_pages(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
  */
 static int keep_alive(struct send_state *s)
 {
-	double now = mig_now();
+	double now = mono_now();
 
 	if (!s->beat_every || now - s->last_beat < s->beat_every)
 		return 0;
@@ -319,7 +188,7 @@ static int write_stream_bytes(void *ctx, const void *buf, size_t len)
 static int spans_handed(struct send_state *s, uint64_t handed)
 {
 	s->handed = handed;
-	return verify_send_ready(&s->vf, s->desc, (uint32_t)s->a.nfiles, handed,
+	return verify_send_ready(&s->vf, s->in.desc, (uint32_t)s->a.nfiles, handed,
 				 write_stream_bytes, s, s->err, sizeof(s->err));
 }
 
@@ -336,18 +205,25 @@ static int send_spans(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
 		if (end > off + n)
 			end = off + n;
 		if (send_pages(s, b, at, end - at) || keep_alive(s) ||
-		    spans_handed(s, s->desc[b].first_span + (end >> SPAN_SHIFT)))
+		    spans_handed(s, s->in.desc[b].first_span + (end >> SPAN_SHIFT)))
 			return -1;
 		at = end;
 	}
 	return 0;
 }
 
+/* The registration chunk: --chunk-size, else the library's default.  The
+ * writes are cut at it and the stream header announces it: both must agree. */
+static uint64_t chunk_bytes(const struct send_state *s)
+{
+	return s->a.m.opts.chunk_size ? s->a.m.opts.chunk_size : RDMIG_CHUNK_SIZE;
+}
+
 static int send_block(struct send_state *s, uint32_t b)
 {
-	const uint8_t *base = s->f[b].map;
-	uint64_t len = s->f[b].length;
-	uint64_t chunk = s->a.m.opts.chunk_size ? s->a.m.opts.chunk_size : RDMIG_CHUNK_SIZE;
+	const uint8_t *base = s->in.f[b].map;
+	uint64_t len = s->in.f[b].length;
+	uint64_t chunk = chunk_bytes(s);
 
 	for (uint64_t off = 0; off < len; off += chunk) {
 		uint64_t n = len - off < chunk ? len - off : chunk;
@@ -360,12 +236,12 @@ static int send_block(struct send_state *s, uint32_t b)
 		else
 			ret = send_spans(s, b, off, n);
 		if (ret || keep_alive(s) ||
-		    spans_handed(s, s->desc[b].first_span + ((off + n) >> SPAN_SHIFT)))
+		    spans_handed(s, s->in.desc[b].first_span + ((off + n) >> SPAN_SHIFT)))
 			return -1;
 		s->done += n;
 		mig_progress(&s->prog, s->done);
 	}
-	return spans_handed(s, s->desc[b].first_span + s->desc[b].nspans);
+	return spans_handed(s, s->in.desc[b].first_span + s->in.desc[b].nspans);
 }
 
 /* Hash every span of every block on a pool of threads, ahead of the writes:
@@ -380,8 +256,8 @@ static int start_hashing(struct send_state *s)
 		return -1;
 	}
 	for (int i = 0; i < s->a.nfiles; i++)
-		mems[i] = s->f[i].map;
-	ret = verify_start(&s->vf, s->a.verify, 0, s->desc, (uint32_t)s->a.nfiles, SPAN_SHIFT,
+		mems[i] = s->in.f[i].map;
+	ret = verify_start(&s->vf, s->a.verify, 0, s->in.desc, (uint32_t)s->a.nfiles, SPAN_SHIFT,
 			   mems, true, NULL, NULL, s->err, sizeof(s->err));
 	free(mems);
 	return ret;
@@ -401,20 +277,20 @@ static int hashing_tick(void *ctx)
 static int finish_hashing(struct send_state *s)
 {
 	s->beat_every = KEEP_ALIVE_S;
-	return verify_send_finish(&s->vf, s->desc, (uint32_t)s->a.nfiles, write_stream_bytes,
+	return verify_send_finish(&s->vf, s->in.desc, (uint32_t)s->a.nfiles, write_stream_bytes,
 				  hashing_tick, s, s->err, sizeof(s->err));
 }
 
 static int write_stream_part(struct send_state *s, int trailer)
 {
-	uint64_t chunk = s->a.m.opts.chunk_size ? s->a.m.opts.chunk_size : RDMIG_CHUNK_SIZE;
+	uint64_t chunk = chunk_bytes(s);
 	struct imgs_params prm = {s->a.verify, SPAN_SHIFT, (uint32_t)__builtin_ctzll(chunk)};
 	uint8_t *buf;
 	size_t len;
 	uint32_t n = (uint32_t)s->a.nfiles;
-	int ret = trailer ? imgs_encode_trailer(s->a.verify, s->desc, n, &buf, &len, s->err,
+	int ret = trailer ? imgs_encode_trailer(s->a.verify, s->in.desc, n, &buf, &len, s->err,
 						sizeof(s->err))
-			  : imgs_encode_header(&prm, s->desc, n, &buf, &len, s->err, sizeof(s->err));
+			  : imgs_encode_header(&prm, s->in.desc, n, &buf, &len, s->err, sizeof(s->err));
 
 	if (ret)
 		return -1;
@@ -430,7 +306,7 @@ static int check_memlock(struct send_state *s, bool pin_all, const char *device)
 {
 	struct cli_memlock_need need;
 
-	cli_memlock_need_chunk(pin_all, s->a.m.opts.chunk_size, s->blocks, (size_t)s->a.nfiles,
+	cli_memlock_need_chunk(pin_all, s->a.m.opts.chunk_size, s->in.blocks, (size_t)s->a.nfiles,
 			       &need);
 	return cli_memlock_check("send", device, &need, s->err, sizeof(s->err));
 }
@@ -446,14 +322,14 @@ static int migrate(struct send_state *s)
 		return -1;
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
-	s->t_start = mig_now(); /* the transfer: connect .. end of iteration */
+	s->t_start = mono_now(); /* the transfer: connect .. end of iteration */
 	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)))
 		return ret;
 	rdmig_conn_caps(s->conn, &caps);
 	if (early == 1 &&
 	    check_memlock(s, caps.flags & RDMIG_CAP_PIN_ALL, rdmig_conn_device(s->conn)) < 0)
 		return -1;
-	if ((ret = rdmig_source_create(s->conn, s->blocks, (size_t)s->a.nfiles, &s->src)))
+	if ((ret = rdmig_source_create(s->conn, s->in.blocks, (size_t)s->a.nfiles, &s->src)))
 		return ret;
 	/* the header goes first, as QEMU's block list does: the destination
 	 * needs it to allocate its blocks before RAM_BLOCKS_REQUEST */
@@ -466,14 +342,14 @@ static int migrate(struct send_state *s)
 		return -1;
 	if (caps.flags & RDMIG_CAP_PIN_ALL)
 		s->beat_every = KEEP_ALIVE_S;
-	s->last_beat = mig_now();
-	mig_progress_start(&s->prog, "send", s->total);
+	s->last_beat = mono_now();
+	mig_progress_start(&s->prog, "send", s->in.total);
 	for (uint32_t b = 0; b < (uint32_t)s->a.nfiles; b++)
 		if (send_block(s, b))
 			return -1;
 	if ((ret = rdmig_source_end_iteration(s->src)) || (ret = finish_hashing(s)))
 		return ret;
-	s->t_end = mig_now(); /* the data and its digests are ready */
+	s->t_end = mono_now(); /* the data and its digests are ready */
 	mig_progress_end(&s->prog);
 	return write_stream_part(s, 1);
 }
@@ -486,10 +362,10 @@ static struct json_object *json_blocks(const struct send_state *s)
 		struct json_object *b = cj_object();
 		char hex[DIGEST_HEX_MAX];
 
-		digest_hex(s->desc[i].digest, s->vf.dsize, hex);
-		cj_str(b, "name", s->desc[i].name);
-		cj_str(b, "file", s->f[i].path);
-		cj_u64(b, "length", s->desc[i].length);
+		digest_hex(s->in.desc[i].digest, s->vf.dsize, hex);
+		cj_str(b, "name", s->in.desc[i].name);
+		cj_str(b, "file", s->in.f[i].path);
+		cj_u64(b, "length", s->in.desc[i].length);
 		cj_str(b, "digest", hex);
 		cj_push(arr, b);
 	}
@@ -500,15 +376,11 @@ static void print_json(const struct send_state *s, const struct rdmig_engine_sta
 {
 	double secs = s->t_end - s->t_start;
 	struct json_object *o = cj_object();
-	struct rdmig_caps caps;
 
-	rdmig_conn_caps(s->conn, &caps);
 	cj_str(o, "command", "send");
-	cj_str(o, "to", s->a.host);
-	cj_i64(o, "port", strtol(s->a.port, NULL, 10));
-	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
+	mig_json_destination(o, s->a.host, s->a.port, s->conn);
 	cj_add(o, "blocks", json_blocks(s));
-	cj_u64(o, "bytes_total", s->total);
+	cj_u64(o, "bytes_total", s->in.total);
 	cj_u64(o, "bytes_written", st->bytes_written);
 	cj_u64(o, "bytes_compressed", st->bytes_compressed);
 	cj_u64(o, "bytes_skipped_zero", s->skipped_zero);
@@ -518,14 +390,11 @@ static void print_json(const struct send_state *s, const struct rdmig_engine_sta
 	cj_u64(o, "hash_threads", s->vf.threads);
 	cj_fixed(o, "hash_seconds", s->vf.hash_seconds, 6);
 	cj_fixed(o, "hash_exposed_seconds", s->vf.exposed_seconds, 6);
-	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->total / secs / 1e6 : 0.0, 2);
+	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->in.total / secs / 1e6 : 0.0, 2);
 	cj_u64(o, "writes_posted", st->writes_posted);
 	cj_u64(o, "writes_signaled", st->writes_signaled);
 	cj_u64(o, "iterations", st->iterations);
-	cj_u64(o, "register_round_trips", st->register_requests);
-	cj_u64(o, "register_ahead", st->register_ahead);
-	cj_fixed(o, "register_rtt_p50_us", st->register_rtt_p50_us, 1);
-	cj_fixed(o, "register_rtt_p99_us", st->register_rtt_p99_us, 1);
+	mig_json_register(o, st);
 	cj_u64(o, "chunks_registered", st->chunks_registered);
 	mig_json_conn(o, s->conn);
 	cj_print(o);
@@ -539,8 +408,8 @@ static void print_human(const struct send_state *s, const struct rdmig_engine_st
 
 	rdmig_conn_caps(s->conn, &caps);
 	printf("send: %d block%s, %s in %.2f s (%.1f MB/s), %s registration\n", s->a.nfiles,
-	       s->a.nfiles == 1 ? "" : "s", mig_size(s->total, a, sizeof(a)), secs,
-	       secs > 0 ? (double)s->total / secs / 1e6 : 0.0,
+	       s->a.nfiles == 1 ? "" : "s", mig_size(s->in.total, a, sizeof(a)), secs,
+	       secs > 0 ? (double)s->in.total / secs / 1e6 : 0.0,
 	       caps.flags & RDMIG_CAP_PIN_ALL ? "pin-all" : "dynamic");
 	printf("send: written %s, compressed %s, skipped as zero %s, stream %s\n",
 	       mig_size(st->bytes_written, a, sizeof(a)), mig_size(st->bytes_compressed, b, sizeof(b)),
@@ -607,12 +476,7 @@ static void cleanup(struct send_state *s)
 	verify_free(&s->vf); /* stops the threads: before the files go */
 	rdmig_source_destroy(s->src);
 	rdmig_conn_destroy(s->conn); /* a clean disconnect ends the migration */
-	for (int i = 0; s->f && i < s->a.nfiles; i++)
-		if (s->f[i].map)
-			munmap(s->f[i].map, (size_t)s->f[i].length);
-	free(s->f);
-	free(s->desc);
-	free(s->blocks);
+	send_files_free(&s->in);
 }
 
 int cmd_send(int argc, char **argv)
@@ -631,7 +495,11 @@ int cmd_send(int argc, char **argv)
 	if ((ret = parse_send_args(argc, argv, &s.a)))
 		return ret == 1 ? 0 : ret;
 	/* a bad block name is a usage error (2); a file we cannot read is not (1) */
-	if ((ret = name_blocks(&s) ? 2 : map_blocks(&s) ? 1 : 0)) {
+	if (send_files_name(&s.in, s.a.files, s.a.nfiles, s.err, sizeof(s.err)))
+		ret = 2;
+	else if (send_files_map(&s.in, s.err, sizeof(s.err)))
+		ret = 1;
+	if (ret) {
 		cli_fail("send", s.err);
 		cleanup(&s);
 		return ret;
@@ -655,169 +523,4 @@ int cmd_send(int argc, char **argv)
 		print_human(&s, &st);
 	cleanup(&s);
 	return 0;
-}
-
-/* ========= shared with cli_recv*.c and cli_send_replay.c (see cli.h) == */
-
-void mig_common_init(struct mig_common *m)
-{
-	memset(m, 0, sizeof(*m));
-	rdmig_opts_init(&m->opts);
-	m->opts.timeout_ms = MIG_DEFAULT_TIMEOUT_S * 1000;
-}
-
-int mig_common_opt(struct mig_common *m, const char *cmd, int c, const char *arg)
-{
-	char *end;
-	long v;
-
-	switch (c) {
-	case 'P': m->opts.pin_all = true; return 1;
-	case 'j': m->json = 1; return 1;
-	case 'v':
-		/* -v: the library's notes; -vv: its debug log too */
-		m->opts.log = cli_log;
-		m->opts.log_level = ++m->verbose > 1 ? RDMIG_LOG_DEBUG : RDMIG_LOG_INFO;
-		return 1;
-	case 'i':
-		if (cli_parse_inline(arg, &m->opts.inline_request)) {
-			fprintf(stderr, "rdmig: %s: --inline '%s': takes auto, 0 or a size up to "
-					"1024\n", cmd, arg);
-			return -1;
-		}
-		return 1;
-	case 'C':
-		if (cli_parse_chunk_size(arg, &m->opts.chunk_size)) {
-			fprintf(stderr, "rdmig: %s: --chunk-size '%s': takes a power of two from 1M "
-					"to 1G (1M, 32M, 1G, 1048576...)\n", cmd, arg);
-			return -1;
-		}
-		m->chunk_given = 1;
-		return 1;
-	case 'T':
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (!*arg || *end || errno || v < 0 || v > 86400) {
-			fprintf(stderr, "rdmig: %s: --timeout '%s': takes whole seconds from 0 (no "
-					"limit) to 86400\n", cmd, arg);
-			return -1;
-		}
-		m->opts.timeout_ms = (int)v * 1000;
-		m->timeout_given = 1;
-		return 1;
-	}
-	return 0;
-}
-
-int mig_other_option(struct mig_common *m, const char *cmd, int c, const char *arg,
-		     void (*usage)(FILE *f))
-{
-	int r;
-
-	if (c == 'h') {
-		usage(stdout);
-		return 1;
-	}
-	if ((r = mig_common_opt(m, cmd, c, arg)) > 0)
-		return 0;
-	if (r == 0)
-		usage(stderr); /* getopt has said which option it does not know */
-	return 2;
-}
-
-int mig_parse_to(const char *to, char *host, size_t hostlen, char *port, size_t portlen)
-{
-	char err[300];
-
-	if (cli_split_addr(to, host, hostlen, port, portlen, err, sizeof(err)))
-		return cli_fail("send", err) + 1;
-	if (atoi(port) == 0)
-		return cli_fail("send", "--to needs a real port, not 0") + 1;
-	return 0;
-}
-
-double mig_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-const char *mig_size(uint64_t bytes, char *buf, size_t len)
-{
-	if (bytes < 1024)
-		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-	else if (bytes < (1ull << 20))
-		snprintf(buf, len, "%.1f KiB", (double)bytes / 1024);
-	else if (bytes < (1ull << 30))
-		snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
-	else
-		snprintf(buf, len, "%.2f GiB", (double)bytes / (1 << 30));
-	return buf;
-}
-
-void mig_progress_start(struct mig_progress *p, const char *what, uint64_t total)
-{
-	p->on = isatty(STDERR_FILENO);
-	p->what = what;
-	p->total = total;
-	p->start = mig_now();
-	p->last = 0;
-}
-
-void mig_progress(struct mig_progress *p, uint64_t done)
-{
-	double now, secs, rate;
-	char a[32], b[32], eta[32] = "";
-
-	if (!p->on)
-		return;
-	now = mig_now();
-	if (now - p->last < 0.2 && done < p->total)
-		return;
-	p->last = now;
-	secs = now - p->start;
-	rate = secs > 0 ? (double)done / secs : 0;
-	if (rate > 0 && done < p->total) {
-		long left = (long)((double)(p->total - done) / rate);
-		snprintf(eta, sizeof(eta), "  ETA %ld:%02ld", left / 60, left % 60);
-	}
-	fprintf(stderr, "\r%s: %s / %s  %.1f MB/s%s\033[K", p->what, mig_size(done, a, sizeof(a)),
-		mig_size(p->total, b, sizeof(b)), rate / 1e6, eta);
-}
-
-void mig_progress_end(struct mig_progress *p)
-{
-	if (p->on && p->last > 0)
-		fprintf(stderr, "\r\033[K");
-	p->on = 0;
-}
-
-static void sum_counters(const struct rdmig_counters *k, uint64_t *inl, uint64_t *cp)
-{
-	*inl = *cp = 0;
-	for (int t = 0; t < RDMIG_MSG_TYPE_COUNT; t++) {
-		*inl += k->sent_inline[t];
-		*cp += k->sent_copied[t];
-	}
-}
-
-void mig_print_conn(const char *cmd, const struct rdmig_conn *c)
-{
-	struct rdmig_inline_info inl;
-	struct rdmig_counters k = {.size = sizeof(k)};
-	uint64_t n_inl, n_cp, n_sent = 0, n_recv = 0;
-
-	rdmig_conn_inline(c, &inl);
-	rdmig_conn_counters(c, &k);
-	sum_counters(&k, &n_inl, &n_cp);
-	for (int t = 0; t < RDMIG_MSG_TYPE_COUNT; t++) {
-		n_sent += k.sent[t];
-		n_recv += k.received[t];
-	}
-	printf("%s: device %s, inline asked %u granted %u (tries %u); control messages: %llu sent "
-	       "(%llu inline, %llu copied), %llu received\n", cmd, rdmig_conn_device(c), inl.asked,
-	       inl.granted, inl.tries, (unsigned long long)n_sent, (unsigned long long)n_inl,
-	       (unsigned long long)n_cp, (unsigned long long)n_recv);
 }

@@ -238,7 +238,7 @@ static int replay(struct replay_state *s)
 
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
-	s->t_start = mig_now();
+	s->t_start = mono_now();
 	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)) ||
 	    (ret = rdmig_source_create(s->conn, s->blocks, s->rec.nblocks, &s->src)))
 		return ret;
@@ -252,7 +252,7 @@ static int replay(struct replay_state *s)
 			return ret;
 	}
 	ret = send_stream_to(s, s->rec.stream_bytes);
-	s->t_end = mig_now();
+	s->t_end = mono_now();
 	mig_progress_end(&s->prog);
 	return ret;
 }
@@ -263,16 +263,12 @@ static void print_json(const struct replay_state *s, const struct rdmig_engine_s
 {
 	double secs = s->t_end - s->t_start;
 	struct json_object *o = cj_object();
-	struct rdmig_caps caps;
 
-	rdmig_conn_caps(s->conn, &caps);
 	cj_str(o, "command", "send");
 	cj_str(o, "mode", "qemu-replay");
 	cj_str(o, "record", s->a.dir);
 	cj_str(o, "machine", s->rec.machine);
-	cj_str(o, "to", s->a.host);
-	cj_i64(o, "port", strtol(s->a.port, NULL, 10));
-	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
+	mig_json_destination(o, s->a.host, s->a.port, s->conn);
 	cj_bool(o, "recorded_pin_all", s->rec.pin_all);
 	cj_u64(o, "blocks", s->rec.nblocks);
 	cj_u64(o, "phases", s->rec.nphases);
@@ -282,10 +278,7 @@ static void print_json(const struct replay_state *s, const struct rdmig_engine_s
 	cj_u64(o, "bytes_compressed", st->bytes_compressed);
 	cj_u64(o, "writes_posted", st->writes_posted);
 	cj_u64(o, "iterations", st->iterations);
-	cj_u64(o, "register_round_trips", st->register_requests);
-	cj_u64(o, "register_ahead", st->register_ahead);
-	cj_fixed(o, "register_rtt_p50_us", st->register_rtt_p50_us, 1);
-	cj_fixed(o, "register_rtt_p99_us", st->register_rtt_p99_us, 1);
+	mig_json_register(o, st);
 	cj_fixed(o, "seconds", secs, 6);
 	mig_json_conn(o, s->conn);
 	cj_print(o);

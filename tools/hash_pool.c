@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "hash_pool.h"
+#include "mono_clock.h"
 
 #define MAX_THREADS 8
 
@@ -28,14 +29,6 @@ struct hash_pool {
 	unsigned nthreads;
 	pthread_t tids[MAX_THREADS];
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 unsigned hash_pool_default_threads(void)
 {
@@ -77,11 +70,11 @@ static void *worker(void *arg)
 
 	while ((i = take_job(p)) != SIZE_MAX) {
 		struct hash_job *j = &p->jobs[i];
-		double t0 = now_s();
+		double t0 = mono_now();
 		digest_compute(p->alg, j->p, (size_t)j->len, j->out);
 		if (p->after)
 			p->after(p->after_ctx, j);
-		job_done(p, i, now_s() - t0);
+		job_done(p, i, mono_now() - t0);
 	}
 	return NULL;
 }

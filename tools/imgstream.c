@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "imgstream.h"
+#include "stream_field.h"
 
 /* Parser states, in stream order; each names the field being collected. */
 enum {
@@ -21,21 +22,6 @@ static const char *const field_names[] = {
 	"block length", "record or trailer magic", "record block", "record first span",
 	"record span count", "span digest", "block digest",
 };
-
-static uint64_t get_be(const uint8_t *p, size_t n)
-{
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint8_t *put_be(uint8_t *p, uint64_t v, size_t n)
-{
-	for (size_t i = n; i-- > 0; v >>= 8)
-		p[i] = (uint8_t)v;
-	return p + n;
-}
 
 int imgs_check_name(const char *name, size_t len, uint32_t index, char *err, size_t errlen)
 {
@@ -137,18 +123,18 @@ int imgs_encode_header(const struct imgs_params *prm, struct imgs_block *blocks,
 	if (check_params(prm, err, errlen) || check_blocks(blocks, n, &size, err, errlen) ||
 	    alloc_out(size, "header", out, outlen, err, errlen))
 		return -1;
-	p = put_be(*out, IMGS_HEADER_MAGIC, 4);
-	p = put_be(p, IMGS_VERSION, 4);
-	p = put_be(p, n, 4);
+	p = sf_put_be(*out, IMGS_HEADER_MAGIC, 4);
+	p = sf_put_be(p, IMGS_VERSION, 4);
+	p = sf_put_be(p, n, 4);
 	*p++ = (uint8_t)prm->digest;
 	*p++ = (uint8_t)prm->span_shift;
 	*p++ = (uint8_t)prm->chunk_shift;
 	*p++ = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		size_t len = strlen(blocks[i].name);
-		p = put_be(p, len, 2);
+		p = sf_put_be(p, len, 2);
 		memcpy(p, blocks[i].name, len);
-		p = put_be(p + len, blocks[i].length, 8);
+		p = sf_put_be(p + len, blocks[i].length, 8);
 		blocks[i].first_span = span;
 		blocks[i].nspans = (uint32_t)imgs_spans(blocks[i].length, prm->span_shift);
 		span += blocks[i].nspans;
@@ -170,10 +156,10 @@ int imgs_encode_record(uint32_t alg, uint32_t block, uint32_t first, uint32_t n,
 	}
 	if (alloc_out(16 + n * dsize, "record", out, outlen, err, errlen))
 		return -1;
-	p = put_be(*out, IMGS_DIGEST_MAGIC, 4);
-	p = put_be(p, block, 4);
-	p = put_be(p, first, 4);
-	p = put_be(p, n, 4);
+	p = sf_put_be(*out, IMGS_DIGEST_MAGIC, 4);
+	p = sf_put_be(p, block, 4);
+	p = sf_put_be(p, first, 4);
+	p = sf_put_be(p, n, 4);
 	if (dsize) /* the digest off: the record only marks spans as landed */
 		memcpy(p, digests, n * dsize);
 	return 0;
@@ -191,7 +177,7 @@ int imgs_encode_trailer(uint32_t alg, const struct imgs_block *blocks, uint32_t 
 	}
 	if (alloc_out(4 + (size_t)n * dsize, "trailer", out, outlen, err, errlen))
 		return -1;
-	p = put_be(*out, IMGS_TRAILER_MAGIC, 4);
+	p = sf_put_be(*out, IMGS_TRAILER_MAGIC, 4);
 	for (uint32_t i = 0; i < n; i++, p += dsize)
 		memcpy(p, blocks[i].digest, dsize);
 	return 0;
@@ -411,7 +397,7 @@ static int block_digest_done(struct imgs_parser *p)
  * move on.  Returns IMGS_EV_* bits, or -1. */
 static int field_done(struct imgs_parser *p)
 {
-	uint64_t v = get_be(p->acc, p->need < 8 ? p->need : 8);
+	uint64_t v = sf_get_be(p->acc, p->need < 8 ? p->need : 8);
 	struct imgs_block *b = p->blocks ? &p->blocks[p->index] : NULL;
 
 	switch (p->state) {
@@ -485,7 +471,6 @@ int imgs_feed(struct imgs_parser *p, const void *data, size_t len)
 	if (p->state == S_FAILED)
 		return -1;
 	while (len > 0) {
-		size_t n;
 		int ev;
 
 		if (p->state == S_DONE) {
@@ -495,15 +480,7 @@ int imgs_feed(struct imgs_parser *p, const void *data, size_t len)
 			p->state = S_FAILED;
 			return -1;
 		}
-		n = p->need - p->have;
-		if (n > len)
-			n = len;
-		memcpy(p->acc + p->have, in, n);
-		p->have += n;
-		p->offset += n;
-		in += n;
-		len -= n;
-		if (p->have < p->need)
+		if (!sf_take(p->acc, p->need, &p->have, &in, &len, &p->offset))
 			break;
 		if ((ev = field_done(p)) < 0)
 			return -1;
@@ -544,114 +521,4 @@ int imgs_trailer_done(const struct imgs_parser *p)
 const char *imgs_errmsg(const struct imgs_parser *p)
 {
 	return p->err;
-}
-
-/* ------------------------------------------------------- file names -- */
-
-static int is_safe(unsigned char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-	       ch == '.' || ch == '_' || ch == '-';
-}
-
-static void safe_stem(const char *name, char *out)
-{
-	size_t n = 0;
-
-	for (; name[n] && n < IMGS_FILE_STEM; n++)
-		out[n] = is_safe((unsigned char)name[n]) ? name[n] : '_';
-	out[n] = '\0';
-	if (!strcmp(out, "."))
-		strcpy(out, "_");
-	else if (!strcmp(out, ".."))
-		strcpy(out, "__");
-	else if (n == 0)
-		strcpy(out, "_"); /* not a valid block name, but never an empty file name */
-}
-
-/*
- * A set of strings (and a number per string), open addressing, for
- * imgs_file_names: comparing each candidate name with every name chosen so
- * far made 4096 names sharing a 200-byte stem cost cubic time (over a
- * minute).  The table holds pointers; the caller owns the strings.
- */
-struct name_set {
-	const char **keys;
-	unsigned *vals;
-	size_t mask;
-};
-
-static int name_set_init(struct name_set *s, size_t n)
-{
-	size_t cap = 16;
-
-	while (cap < 2 * n)
-		cap *= 2;
-	s->keys = calloc(cap, sizeof(*s->keys));
-	s->vals = calloc(cap, sizeof(*s->vals));
-	s->mask = cap - 1;
-	return s->keys && s->vals ? 0 : -1;
-}
-
-static void name_set_free(struct name_set *s)
-{
-	free(s->keys);
-	free(s->vals);
-}
-
-/* The slot of key: where it is, or the empty slot where it would go. */
-static size_t name_set_slot(const struct name_set *s, const char *key)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-	size_t i;
-
-	for (const char *p = key; *p; p++)
-		h = (h ^ (uint8_t)*p) * 16777619u;
-	for (i = h & s->mask; s->keys[i] && strcmp(s->keys[i], key); i = (i + 1) & s->mask)
-		;
-	return i;
-}
-
-int imgs_file_names(const struct imgs_block *blocks, uint32_t n, const char *suffix,
-		    char (*out)[IMGS_FILE_NAME])
-{
-	/* the stems chosen so far (a candidate must not be any of them, so a
-	 * renamed "a-2" cannot collide with a block named "a-2"), and per
-	 * base the last suffix number tried: the numbers below it were all
-	 * taken and stay taken, so the search goes on from there */
-	char (*stems)[IMGS_FILE_STEM + 16] = calloc(n ? n : 1, sizeof(*stems));
-	char (*bases)[IMGS_FILE_STEM + 1] = calloc(n ? n : 1, sizeof(*bases));
-	struct name_set taken = {0}, next = {0};
-	int ret = -1;
-
-	if (!stems || !bases || name_set_init(&taken, n) || name_set_init(&next, n))
-		goto out;
-	for (uint32_t i = 0; i < n; i++) {
-		size_t b, t;
-		unsigned k;
-
-		safe_stem(blocks[i].name, bases[i]);
-		b = name_set_slot(&next, bases[i]);
-		if (!next.keys[b]) {
-			next.keys[b] = bases[i];
-			next.vals[b] = 1;
-		}
-		k = next.vals[b];
-		if (k == 1)
-			strcpy(stems[i], bases[i]);
-		else
-			snprintf(stems[i], sizeof(stems[i]), "%s-%u", bases[i], k);
-		while (taken.keys[t = name_set_slot(&taken, stems[i])])
-			snprintf(stems[i], sizeof(stems[i]), "%s-%u", bases[i], ++k);
-		next.vals[b] = k;
-		taken.keys[t] = stems[i];
-		snprintf(out[i], IMGS_FILE_NAME, "%s%s", stems[i], suffix);
-	}
-	ret = 0;
-out:
-	name_set_free(&taken);
-	name_set_free(&next);
-	free(stems);
-	free(bases);
-	return ret;
 }

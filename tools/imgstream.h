@@ -161,16 +161,4 @@ int imgs_trailer_done(const struct imgs_parser *p);
 const char *imgs_errmsg(const struct imgs_parser *p);
 void imgs_parser_free(struct imgs_parser *p);
 
-/*
- * File names for the blocks, safe on any file system and distinct:
- * bytes outside [A-Za-z0-9._-] become '_', "." and ".." become "_" and
- * "__", long names are cut to IMGS_FILE_STEM bytes, and a stem already
- * taken gets "-2", "-3"... appended.  out[i] receives "<stem><suffix>".
- * Returns 0, or -1 when out of memory.
- */
-#define IMGS_FILE_STEM 200
-#define IMGS_FILE_NAME (IMGS_FILE_STEM + 32)
-int imgs_file_names(const struct imgs_block *blocks, uint32_t n, const char *suffix,
-		    char (*out)[IMGS_FILE_NAME]);
-
 #endif

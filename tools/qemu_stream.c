@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* qemu_stream.c - reads the head and watches the end of a QEMU migration
- * stream (format: qemu_stream.h, docs/qemu-stream.md). */
+/* qemu_stream.c - reads a QEMU migration stream field by field: its head
+ * (configuration, the RAM block list) and the RAM section's iterations, as
+ * far as it understands them (format: qemu_stream.h, docs/qemu-stream.md).
+ * Watching for the end beyond that is qemu_stream_end.c. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "qemu_stream.h"
+#include "qemu_stream_priv.h"
+#include "stream_field.h"
 
 /* Section types (savevm.c). */
 enum {
@@ -34,18 +37,7 @@ enum {
 #define MIG_CMD_PING 2u
 #define MIG_CMD_SWITCHOVER_START 11u
 
-/* Parser states; each names the field being collected. */
-enum {
-	S_MAGIC, S_VERSION, S_TOP,
-	S_CFG_LEN, S_CFG_NAME, S_CFG_NEXT, S_SUB_NAMELEN, S_SUB_NAME, S_SUB_VERSION,
-	S_SUB_PAGE_BITS, S_CAPS_COUNT, S_CAP_LEN, S_CAP_NAME, S_SUB_UUID,
-	S_CMD_HEAD, S_CMD_DATA,
-	S_SEC_ID, S_SEC_IDLEN, S_SEC_IDSTR, S_SEC_INSTANCE, S_SEC_VERSION,
-	S_RAM_SIZE, S_BLK_NAMELEN, S_BLK_NAME, S_BLK_LENGTH, S_RAM_WORD,
-	S_AFTER_EOS, S_FOOTER_ID,
-	S_AFTER_EOF, S_VMDESC_LEN, S_VMDESC, S_DONE,
-};
-
+/* What each state of qemu_stream_priv.h collects, in its order. */
 static const char *const field_names[] = {
 	"file magic", "file version", "section type",
 	"configuration: machine name length", "configuration: machine name",
@@ -59,6 +51,8 @@ static const char *const field_names[] = {
 	"byte after RAM_SAVE_FLAG_EOS", "section footer id",
 	"byte after QEMU_VM_EOF", "vmdesc length", "vmdesc", "end",
 };
+_Static_assert(sizeof(field_names) / sizeof(field_names[0]) == S_DONE + 1,
+	       "a name for every parser state");
 
 /* Subsections of the configuration that we know the size of. */
 enum { SUB_PAGE_BITS = 1, SUB_CAPS, SUB_UUID };
@@ -69,12 +63,9 @@ static const char *const cmd_names[] = {
 	"ENABLE_COLO", "SWITCHOVER_START",
 };
 
-static uint64_t get_be(const uint8_t *p, size_t n)
+const char *qs_field_name(int state)
 {
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
+	return field_names[state];
 }
 
 static int expect(struct qs_parser *p, int state, size_t need)
@@ -161,49 +152,6 @@ static int field_is(const struct qs_parser *p, const char *s)
 	return p->need == strlen(s) && !memcmp(p->acc, s, p->need);
 }
 
-/* ------------------------------------------------------ opaque mode -- */
-
-/*
- * Past what we understand, only the end matters.  QEMU ends a precopy
- * stream with QEMU_VM_EOF, then (unless the machine suppresses it) a vmdesc
- * record: 0x06, be32 n, n bytes of JSON.  JSON text holds no NUL, so the
- * genuine record is always the latest "00 06 n '{'" in the stream; one
- * candidate is enough, and a NUL inside its text discards it.
- */
-static void opaque_byte(struct qs_parser *p, uint8_t b, uint64_t pos)
-{
-	p->win = p->win << 8 | b;
-	if (p->win_len < 8)
-		p->win_len++;
-	if (b == 0 && p->cand && pos > p->cand_eof + 6)
-		p->cand = 0;
-	/* win, newest byte low: 00 06 n n n n '{' */
-	if (b == '{' && p->win_len >= 7 && ((p->win >> 40) & 0xffff) == 0x0006) {
-		uint32_t n = (uint32_t)(p->win >> 8);
-		if (n >= 2 && n <= QS_MAX_VMDESC) {
-			p->cand = 1;
-			p->cand_eof = pos - 6;
-			p->cand_end = pos + n;
-		}
-	}
-	p->last = b;
-}
-
-__attribute__((format(printf, 3, 4)))
-static int go_opaque(struct qs_parser *p, uint64_t from, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(p->opaque_why, sizeof(p->opaque_why), fmt, ap);
-	va_end(ap);
-	p->opaque = 1;
-	p->opaque_from = from;
-	p->win = 0;
-	p->win_len = 0;
-	return 0;
-}
-
 /* ---------------------------------------------------------- sections -- */
 
 /* A top-level byte: a section type, a command, or the end. */
@@ -234,8 +182,8 @@ static int top(struct qs_parser *p, uint8_t t)
 			return fail(p, "device state (QEMU_VM_SECTION_FULL) before the RAM section: "
 				    "the RAM blocks cannot be found");
 		/* device state has no lengths: from here on, watch for the end */
-		go_opaque(p, at, "device state (QEMU_VM_SECTION_FULL)");
-		opaque_byte(p, t, at);
+		qs_go_opaque(p, at, "device state (QEMU_VM_SECTION_FULL)");
+		qs_opaque_byte(p, t, at);
 		return 0;
 	default:
 		return fail(p, "0x%02x is not a section type", t);
@@ -251,7 +199,7 @@ static int section_start(struct qs_parser *p, uint64_t id, uint64_t version)
 			return fail(p, "section '%s' (id %llu) starts before the RAM section; its "
 				    "setup data carries no length, so the RAM blocks cannot be found",
 				    name, (unsigned long long)id);
-		return go_opaque(p, p->offset, "section '%s' (id %llu) is not understood", name,
+		return qs_go_opaque(p, p->offset, "section '%s' (id %llu) is not understood", name,
 				 (unsigned long long)id);
 	}
 	if (p->ram_seen)
@@ -274,7 +222,7 @@ static int section_continue(struct qs_parser *p, uint64_t id)
 		return fail(p, "QEMU_VM_SECTION_%s of section %llu before the RAM section started",
 			    kind, (unsigned long long)id);
 	if (id != p->ram_section_id)
-		return go_opaque(p, p->offset, "QEMU_VM_SECTION_%s of section %llu, not ram's",
+		return qs_go_opaque(p, p->offset, "QEMU_VM_SECTION_%s of section %llu, not ram's",
 				 kind, (unsigned long long)id);
 	if (p->ram_ended)
 		return fail(p, "QEMU_VM_SECTION_%s of 'ram' after its END", kind);
@@ -370,7 +318,7 @@ static int ram_word(struct qs_parser *p, uint64_t word)
 		p->ram_sections++;
 		return expect(p, S_AFTER_EOS, 1);
 	}
-	return go_opaque(p, p->offset - 8, "RAM data word 0x%016llx (flags 0x%llx) is not what "
+	return qs_go_opaque(p, p->offset - 8, "RAM data word 0x%016llx (flags 0x%llx) is not what "
 			 "QEMU's RDMA transport sends", (unsigned long long)word,
 			 (unsigned long long)flags);
 }
@@ -435,7 +383,7 @@ static int command(struct qs_parser *p, uint64_t cmd, uint64_t len)
  * move on.  Returns QS_EV_* bits, or -1. */
 static int field_done(struct qs_parser *p)
 {
-	uint64_t v = get_be(p->acc, p->need < 8 ? p->need : 8);
+	uint64_t v = sf_get_be(p->acc, p->need < 8 ? p->need : 8);
 
 	switch (p->state) {
 	case S_MAGIC:
@@ -577,9 +525,7 @@ int qs_feed(struct qs_parser *p, const void *data, size_t len)
 		int ev;
 
 		if (p->opaque) {
-			for (size_t i = 0; i < len; i++)
-				opaque_byte(p, in[i], p->offset + i);
-			p->offset += len;
+			qs_watch(p, in, len);
 			break;
 		}
 		if (p->state == S_DONE)
@@ -598,64 +544,13 @@ int qs_feed(struct qs_parser *p, const void *data, size_t len)
 				return -1;
 			continue;
 		}
-		n = p->need - p->have;
-		if (n > len)
-			n = len;
-		memcpy(p->acc + p->have, in, n);
-		p->have += n;
-		p->offset += n;
-		in += n;
-		len -= n;
-		if (p->have < p->need)
+		if (!sf_take(p->acc, p->need, &p->have, &in, &len, &p->offset))
 			break;
 		if ((ev = field_done(p)) < 0)
 			return -1;
 		events |= ev;
 	}
 	return events;
-}
-
-/* ------------------------------------------------------------ the end -- */
-
-static int ended(struct qs_parser *p)
-{
-	if (p->failed)
-		return 0;
-	if (!p->opaque) {
-		if (p->state == S_AFTER_EOF && p->have == 0)
-			p->end = QS_END_EOF; /* a stream without vmdesc */
-		return p->end != QS_END_NONE;
-	}
-	if (p->cand && p->cand_end == p->offset && p->last == '}') {
-		p->end = QS_END_VMDESC;
-		p->eof_offset = p->cand_eof;
-		return 1;
-	}
-	return 0;
-}
-
-int qs_finish(struct qs_parser *p)
-{
-	if (p->failed)
-		return -1;
-	if (ended(p))
-		return 0;
-	if (p->opaque)
-		snprintf(p->err, sizeof(p->err), "the stream stopped after %llu bytes without "
-			 "QEMU_VM_EOF and its vmdesc record at the end (the bytes from offset %llu "
-			 "were only watched: %s)", (unsigned long long)p->offset,
-			 (unsigned long long)p->opaque_from, p->opaque_why);
-	else if (p->state == S_CMD_DATA || p->state == S_VMDESC)
-		snprintf(p->err, sizeof(p->err), "the stream stopped after %llu bytes, inside the "
-			 "%s (%llu of %llu bytes)", (unsigned long long)p->offset,
-			 field_names[p->state], (unsigned long long)(p->skip_total - p->skip),
-			 (unsigned long long)p->skip_total);
-	else
-		snprintf(p->err, sizeof(p->err), "the stream stopped after %llu bytes, %s the %s "
-			 "(%zu of %zu bytes), before QEMU_VM_EOF", (unsigned long long)p->offset,
-			 p->have ? "inside" : "before", field_names[p->state], p->have, p->need);
-	p->failed = 1;
-	return -1;
 }
 
 int qs_blocks_done(const struct qs_parser *p)
@@ -666,13 +561,4 @@ int qs_blocks_done(const struct qs_parser *p)
 const char *qs_errmsg(const struct qs_parser *p)
 {
 	return p->err;
-}
-
-const char *qs_end_name(enum qs_end e)
-{
-	switch (e) {
-	case QS_END_VMDESC: return "eof+vmdesc";
-	case QS_END_EOF: return "eof";
-	default: return "none";
-	}
 }

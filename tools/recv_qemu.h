@@ -12,6 +12,7 @@
 #include <string.h>
 #include "cli.h"
 #include "cli_qemu.h"
+#include "imgs_file_names.h"
 #include "imgstream.h"
 #include "qemu_stream.h"
 

@@ -42,7 +42,7 @@ int rq_add_phase(struct rq_state *s, int kind)
 	p = &s->ph[s->nph++];
 	*p = (struct rq_phase){
 		.kind = kind,
-		.t = mig_now() - s->t_start,
+		.t = mono_now() - s->t_start,
 		.offset = s->stream_bytes,
 		.hook = s->qs.hooks ? s->qs.last_hook_end : 0,
 		.register_requests = k.received[RDMIG_MSG_REGISTER_REQUEST] -

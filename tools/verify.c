@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "mono_clock.h"
 #include "verify.h"
 
 static void set_jobs(struct verify *v, const struct imgs_block *blocks, uint32_t n,
@@ -125,12 +125,12 @@ int verify_send_ready(struct verify *v, const struct imgs_block *blocks, uint32_
 /* Wait for the first v->spans jobs, calling tick every 10 ms. */
 static int wait_all(struct verify *v, verify_tick_fn tick, void *ctx)
 {
-	double t0 = mig_now();
+	double t0 = mono_now();
 
 	while (!hash_pool_wait(v->pool, (size_t)v->spans, 0.01))
 		if (tick(ctx))
 			return -1;
-	v->exposed_seconds = mig_now() - t0;
+	v->exposed_seconds = mono_now() - t0;
 	v->hash_seconds = hash_pool_finish(v->pool, false);
 	v->pool = NULL;
 	return 0;

@@ -211,6 +211,26 @@ TEST(connection_members)
 	json_object_put(o);
 }
 
+/* The members send and send --qemu-replay share: the exact text both
+ * summaries had before they shared the code (the shell tests grep it). */
+TEST(source_members)
+{
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
+	struct json_object *o = cj_object();
+
+	st.register_requests = 7;
+	st.register_ahead = 3;
+	st.register_rtt_p50_us = 12.5;
+	st.register_rtt_p99_us = 40;
+	mig_json_destination(o, "10.99.0.1", "4444", NULL); /* no connection: no pin-all */
+	mig_json_register(o, &st);
+	CHECK_EQ(strcmp(cj_text(o), "{ \"to\": \"10.99.0.1\", \"port\": 4444, \"pin_all\": false, "
+				    "\"register_round_trips\": 7, \"register_ahead\": 3, "
+				    "\"register_rtt_p50_us\": 12.5, \"register_rtt_p99_us\": 40.0 }"),
+		 0);
+	json_object_put(o);
+}
+
 TEST(print_writes_one_line_to_stdout)
 {
 	char buf[4096];

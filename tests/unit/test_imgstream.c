@@ -9,6 +9,7 @@
  */
 #include <time.h>
 #include "check.h"
+#include "imgs_file_names.h"
 #include "imgstream.h"
 
 #define SHIFT 20                  /* the sample's spans: 1 MiB */

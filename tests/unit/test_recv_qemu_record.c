@@ -9,18 +9,11 @@
  */
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "recv_qemu.h"
 
-double mig_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* One RAM block of `bytes`, never touched (MAP_NORESERVE, like recv --qemu). */
 static void setup(struct rq_state *s, uint64_t bytes)
@@ -64,10 +57,10 @@ TEST(bare_register_finished_scans_nothing)
 
 	setup(&s, bytes);
 	CHECK(s.rb[0].mem != MAP_FAILED);
-	t0 = mig_now();
+	t0 = mono_now();
 	for (int i = 0; i < 2000; i++)
 		CHECK_OK(rq_end_pass(&s));
-	dt = mig_now() - t0;
+	dt = mono_now() - t0;
 	fprintf(stderr, "2000 REGISTER_FINISHED, 8 GiB of RAM: %.3f s (%.1f us each)\n", dt,
 		dt / 2000 * 1e6);
 	CHECK(dt < 1.0);
@@ -99,11 +92,11 @@ TEST(phases_are_capped)
 	CHECK(mkdtemp(dir) != NULL);
 	s.a.out = dir;
 	CHECK_OK(out_dir_open(&s.a.dir, dir, false, s.err, sizeof(s.err)));
-	t0 = mig_now();
+	t0 = mono_now();
 	CHECK_OK(rq_write_record(&s, "the test"));
 	fprintf(stderr, "record.txt of %u phases written in %.3f s\n", RQ_MAX_PHASES,
-		mig_now() - t0);
-	CHECK(mig_now() - t0 < 2.0);
+		mono_now() - t0);
+	CHECK(mono_now() - t0 < 2.0);
 	snprintf(path, sizeof(path), "%s/record.txt", dir);
 	CHECK((f = fopen(path, "r")) != NULL);
 	while (fgets(line, sizeof(line), f))

@@ -9,20 +9,10 @@
  */
 #include <stdbool.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 #include "check.h"
+#include "mono_clock.h"
 #include "verify.h"
-
-/* verify.c times the wait with the tool's clock (tools/cli_send.c). */
-double mig_now(void);
-double mig_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 #define SHIFT 20 /* the smallest span the format allows: 1 MiB */
 #define MIB (1ull << SHIFT)
@@ -636,7 +626,7 @@ TEST(records_of_at_most_1024_spans)
 
 static double elapsed(double t0)
 {
-	return mig_now() - t0;
+	return mono_now() - t0;
 }
 
 /* A tick that says stop ends the waits at once (with -1), and
@@ -652,7 +642,7 @@ TEST(tick_stops_the_wait)
 
 	world_init_big(&w, DIGEST_SHA256, 4096 * MIB, false); /* seconds of SHA-256 on 1 thread */
 	mems[0] = w.mem[0];
-	t0 = mig_now();
+	t0 = mono_now();
 	CHECK_OK(verify_start(&v, DIGEST_SHA256, 1, w.b, 1, SHIFT, mems, true, NULL, NULL, err,
 			      sizeof(err)));
 	CHECK_EQ(verify_send_finish(&v, w.b, 1, buf_write, tick_stop, &sk, err, sizeof(err)), -1);
@@ -679,7 +669,7 @@ TEST(tick_stops_the_wait)
 			free(r);
 		}
 		CHECK_EQ(ps.spans_known, 4096);
-		t0 = mig_now();
+		t0 = mono_now();
 		CHECK_OK(verify_start(&v, DIGEST_SHA256, 1, ps.blocks, 1, SHIFT, mems, false, NULL,
 				      NULL, err,
 				      sizeof(err)));
@@ -787,11 +777,11 @@ TEST(pool_runs_only_released_jobs)
 	hash_pool_release(p, 3);
 	hash_pool_release(p, 2); /* only grows */
 	CHECK(hash_pool_wait(p, 3, 30.0));
-	t0 = mig_now();
+	t0 = mono_now();
 	CHECK(!hash_pool_wait(p, 4, 0.05));
 	CHECK(elapsed(t0) >= 0.04);
 	CHECK_EQ(hash_pool_done(p), 3);
-	t0 = mig_now();
+	t0 = mono_now();
 	hash_pool_finish(p, false);
 	CHECK(elapsed(t0) < 1.0);
 	for (int i = 0; i < 10; i++) {
@@ -845,7 +835,7 @@ static void stop_pending(unsigned threads)
 	CHECK_OK(hash_pool_start(DIGEST_SHA256, threads, jobs, N, &p));
 	hash_pool_release(p, N);
 	usleep(20000);
-	t0 = mig_now();
+	t0 = mono_now();
 	hash_pool_finish(p, true);
 	fprintf(stderr, "# %u thread(s): stopped in %.3f s\n", threads, elapsed(t0));
 	CHECK(elapsed(t0) < 1.0);

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cli_mig_report.c - what the migration commands show a person while and
+ * after they run: the progress line on a terminal, sizes in binary units,
+ * and the line about the connection (device, inline, control messages).
+ * The JSON summaries are in cli_json.c; cli.h declares these.
+ */
+#include <stdio.h>
+#include <unistd.h>
+#include "cli.h"
+
+const char *mig_size(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes < 1024)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else if (bytes < (1ull << 20))
+		snprintf(buf, len, "%.1f KiB", (double)bytes / 1024);
+	else if (bytes < (1ull << 30))
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
+	else
+		snprintf(buf, len, "%.2f GiB", (double)bytes / (1 << 30));
+	return buf;
+}
+
+void mig_progress_start(struct mig_progress *p, const char *what, uint64_t total)
+{
+	p->on = isatty(STDERR_FILENO);
+	p->what = what;
+	p->total = total;
+	p->start = mono_now();
+	p->last = 0;
+}
+
+void mig_progress(struct mig_progress *p, uint64_t done)
+{
+	double now, secs, rate;
+	char a[32], b[32], eta[32] = "";
+
+	if (!p->on)
+		return;
+	now = mono_now();
+	if (now - p->last < 0.2 && done < p->total)
+		return;
+	p->last = now;
+	secs = now - p->start;
+	rate = secs > 0 ? (double)done / secs : 0;
+	if (rate > 0 && done < p->total) {
+		long left = (long)((double)(p->total - done) / rate);
+		snprintf(eta, sizeof(eta), "  ETA %ld:%02ld", left / 60, left % 60);
+	}
+	fprintf(stderr, "\r%s: %s / %s  %.1f MB/s%s\033[K", p->what, mig_size(done, a, sizeof(a)),
+		mig_size(p->total, b, sizeof(b)), rate / 1e6, eta);
+}
+
+void mig_progress_end(struct mig_progress *p)
+{
+	if (p->on && p->last > 0)
+		fprintf(stderr, "\r\033[K");
+	p->on = 0;
+}
+
+void mig_print_conn(const char *cmd, const struct rdmig_conn *c)
+{
+	struct rdmig_inline_info inl;
+	struct rdmig_counters k = {.size = sizeof(k)};
+
+	rdmig_conn_inline(c, &inl);
+	rdmig_conn_counters(c, &k);
+	printf("%s: device %s, inline asked %u granted %u (tries %u); control messages: %llu sent "
+	       "(%llu inline, %llu copied), %llu received\n", cmd, rdmig_conn_device(c), inl.asked,
+	       inl.granted, inl.tries, (unsigned long long)mig_msg_sum(k.sent),
+	       (unsigned long long)mig_msg_sum(k.sent_inline),
+	       (unsigned long long)mig_msg_sum(k.sent_copied),
+	       (unsigned long long)mig_msg_sum(k.received));
+}
