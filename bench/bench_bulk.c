@@ -102,22 +102,16 @@ static void json_conn(FILE *f, const struct rdmig_conn *c)
 
 /* ------------------------------------------------------------ sender -- */
 
-static int all_zero(const uint8_t *p, size_t n)
-{
-	/* p[0] == 0 and every byte equals its successor (as `rdmig send`) */
-	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
-}
-
 /* One chunk, cut as `rdmig send` cuts it. */
 static int write_chunk(struct rdmig_source *s, const uint8_t *base, uint64_t off, uint64_t n)
 {
 	uint64_t run = 0, run_len = 0;
 
-	if (all_zero(base + off, (size_t)n))
+	if (rdmig_is_zero(base + off, (size_t)n))
 		return rdmig_source_write(s, 0, off, n);
 	for (uint64_t pg = 0; pg < n; pg += PAGE) {
 		uint64_t len = n - pg < PAGE ? n - pg : PAGE;
-		if (!all_zero(base + off + pg, (size_t)len)) {
+		if (!rdmig_is_zero(base + off + pg, (size_t)len)) {
 			if (!run_len)
 				run = pg;
 			run_len += len;

@@ -455,6 +455,29 @@ void rdmig_conn_counters(const struct rdmig_conn *c, struct rdmig_counters *out)
 	((v) >= RDMIG_CHUNK_SIZE_MIN && (v) <= RDMIG_CHUNK_SIZE_MAX && !((v) & ((v) - 1)))
 #define RDMIG_MAX_MERGE (2ull << 20) /* the longest single RDMA WRITE */
 
+/* The chunk geometry above, for callers that walk a block as the engine
+ * does (chunk_size: a valid chunk size, see RDMIG_CHUNK_SIZE_VALID). */
+static inline uint64_t rdmig_chunk_count(uint64_t length, uint64_t chunk_size)
+{
+	return (length + chunk_size - 1) / chunk_size;
+}
+
+/* Bytes of chunk `chunk` of a block of `length` bytes: chunk_size, or
+ * less for the last one (0 past the end). */
+static inline uint64_t rdmig_chunk_len(uint64_t length, uint64_t chunk, uint64_t chunk_size)
+{
+	uint64_t start = chunk * chunk_size;
+
+	if (start >= length)
+		return 0;
+	return length - start < chunk_size ? length - start : chunk_size;
+}
+
+/* Whether n bytes at p are all zero: the test by which a source sends a
+ * chunk as COMPRESS.  Word-wise, and it stops at the first non-zero byte.
+ * Added in 0.2 (RDMIG_0.2). */
+bool rdmig_is_zero(const void *p, size_t n);
+
 struct rdmig_block {
 	const char *name; /* copied by the library */
 	void *host;

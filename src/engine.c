@@ -63,9 +63,11 @@ int rdmig__engine_reg_failed(const struct engine_io *io, const char *what, const
 				   : "");
 }
 
-bool rdmig__engine_is_zero(const uint8_t *p, uint64_t len)
+bool rdmig_is_zero(const void *mem, size_t len)
 {
-	uint64_t i = 0, acc = 0;
+	const uint8_t *p = mem;
+	size_t i = 0;
+	uint64_t acc = 0;
 
 	for (; i < len && ((uintptr_t)(p + i) & 7); i++)
 		if (p[i])
@@ -101,7 +103,7 @@ bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts 
 		uint64_t n = page - ((uintptr_t)p & (page - 1));
 		if (n > len)
 			n = len;
-		if (!rdmig__engine_is_zero(p, n))
+		if (!rdmig_is_zero(p, n))
 			memset(p, 0, n);
 		p += n;
 		len -= n;

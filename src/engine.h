@@ -25,17 +25,18 @@ static inline unsigned engine_chunk_shift(uint64_t chunk_size)
 	return (unsigned)__builtin_ctzll(chunk_size);
 }
 
-/* Chunks of a block of len bytes (the last may be short). */
+/* Chunks of a block of len bytes (the last may be short): the public
+ * geometry (rdmig.h) with the engine's shift.  Block lengths are checked
+ * to have at most 2^32 chunks (rdmig__engine_check_blocks). */
 static inline uint32_t engine_chunk_count(uint64_t len, unsigned shift)
 {
-	return (uint32_t)((len + (1ull << shift) - 1) >> shift);
+	return (uint32_t)rdmig_chunk_count(len, 1ull << shift);
 }
 
 /* Bytes of chunk `chunk` of a block of len bytes. */
 static inline uint64_t engine_chunk_len(uint64_t len, uint32_t chunk, unsigned shift)
 {
-	uint64_t start = (uint64_t)chunk << shift, size = 1ull << shift;
-	return len - start < size ? len - start : size;
+	return rdmig_chunk_len(len, chunk, 1ull << shift);
 }
 
 static inline uint64_t engine_align_chunk(uint64_t v, unsigned shift)
@@ -71,7 +72,6 @@ int rdmig__engine_reg_failed(const struct engine_io *io, const char *what, const
 /* Record a failure in io->errmsg, log it, return code (rdmig__fail). */
 #define engine_fail(io, ...) rdmig__fail((io)->opts, (io)->errmsg, __VA_ARGS__)
 
-bool rdmig__engine_is_zero(const uint8_t *p, uint64_t len);
 /* Zero [p, p + len) without touching pages already zero (the destination's
  * COMPRESS), looking at opts->cancel as it goes; false when cancelled. */
 bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts);

@@ -130,12 +130,6 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 	return 0;
 }
 
-static int all_zero(const uint8_t *p, size_t n)
-{
-	/* p[0] == 0 and every byte equals its successor: memcmp is vectorised */
-	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
-}
-
 /* A non-zero chunk: one write per run of non-zero pages. */
 static int send_pages(struct send_state *s, uint32_t b, uint64_t off, uint64_t n)
 {
@@ -144,7 +138,7 @@ static int send_pages(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
 
 	for (uint64_t pg = 0; pg < n; pg += PAGE) {
 		uint64_t len = n - pg < PAGE ? n - pg : PAGE;
-		if (!all_zero(p + pg, (size_t)len)) {
+		if (!rdmig_is_zero(p + pg, (size_t)len)) {
 			if (!run_len)
 				run = pg;
 			run_len += len;
@@ -231,7 +225,7 @@ static int send_block(struct send_state *s, uint32_t b)
 
 		if (cli_cancelled())
 			return -1;
-		if (all_zero(base + off, (size_t)n))
+		if (rdmig_is_zero(base + off, (size_t)n))
 			ret = rdmig_source_write(s->src, b, off, n);
 		else
 			ret = send_spans(s, b, off, n);

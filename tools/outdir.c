@@ -157,17 +157,11 @@ void out_discard(struct out_dir *d, struct out_file *f)
 	f->state = OUT_NONE;
 }
 
-bool out_is_zero(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	return n == 0 || (c[0] == 0 && !memcmp(c, c + 1, n - 1));
-}
-
 int out_write_chunk(struct out_file *f, uint64_t off, const void *p, size_t n)
 {
 	const unsigned char *c = p;
 
-	if (out_is_zero(p, n))
+	if (rdmig_is_zero(p, n))
 		return 0; /* a hole: out_set_size makes the file long enough */
 	while (n > 0) {
 		ssize_t w = pwrite(f->fd, c, n, (off_t)off);

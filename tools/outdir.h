@@ -62,6 +62,5 @@ void out_discard(struct out_dir *d, struct out_file *f);
 int out_write_chunk(struct out_file *f, uint64_t off, const void *p, size_t n);
 /* The file's final size (the holes at its end included); 0 or -1, errno. */
 int out_set_size(struct out_file *f, uint64_t size);
-bool out_is_zero(const void *p, size_t n);
 
 #endif

@@ -87,13 +87,12 @@ struct rq_state {
 /* Bytes of chunk CHUNK in a block of LENGTH bytes (the last one may be short). */
 static inline uint64_t rq_chunk_len(uint64_t length, uint32_t chunk)
 {
-	uint64_t start = (uint64_t)chunk << RDMIG_CHUNK_SHIFT;
-	return length - start < RDMIG_CHUNK_SIZE ? length - start : RDMIG_CHUNK_SIZE;
+	return rdmig_chunk_len(length, chunk, RDMIG_CHUNK_SIZE);
 }
 
 static inline int rq_is_zero(const uint8_t *p, size_t len)
 {
-	return len == 0 || (p[0] == 0 && !memcmp(p, p + 1, len - 1));
+	return rdmig_is_zero(p, len);
 }
 
 /* recv_qemu_ramblocks.c: --ramblocks FILE into s->rows; 0, or -1 with s->err */

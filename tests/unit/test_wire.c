@@ -1086,4 +1086,41 @@ TEST(parse_null_arguments)
 		 RDMIG_EINVAL);
 }
 
+/* The public chunk geometry and zero test (rdmig.h), as the engine uses them. */
+TEST(chunk_geometry_counts_and_cuts_the_last_chunk)
+{
+	const uint64_t M = 1ull << 20;
+
+	CHECK_EQ(rdmig_chunk_count(0, M), 0);
+	CHECK_EQ(rdmig_chunk_count(1, M), 1);
+	CHECK_EQ(rdmig_chunk_count(M, M), 1);
+	CHECK_EQ(rdmig_chunk_count(M + 1, M), 2);
+	CHECK_EQ(rdmig_chunk_count(64 * M, 32 * M), 2);
+	CHECK_EQ(rdmig_chunk_len(3 * M + 5, 0, M), M);
+	CHECK_EQ(rdmig_chunk_len(3 * M + 5, 3, M), 5);
+	CHECK_EQ(rdmig_chunk_len(3 * M + 5, 4, M), 0);
+	CHECK_EQ(rdmig_chunk_len(40 * M, 1, 32 * M), 8 * M);
+	CHECK_EQ(rdmig_chunk_len(1ull << 40, (1ull << 10) - 1, 1ull << 30), 1ull << 30);
+}
+
+TEST(is_zero_finds_one_set_byte_anywhere)
+{
+	static uint8_t buf[4096 + 64];
+
+	CHECK(rdmig_is_zero(buf, 0));
+	CHECK(rdmig_is_zero(buf, sizeof(buf)));
+	/* every position, at aligned and unaligned starts and lengths */
+	for (size_t start = 0; start < 9; start++)
+		for (size_t i = start; i < 300; i++) {
+			buf[i] = 0x80;
+			CHECK(!rdmig_is_zero(buf + start, 300 - start));
+			CHECK(rdmig_is_zero(buf + start, i - start));
+			buf[i] = 0;
+		}
+	buf[sizeof(buf) - 1] = 1;
+	CHECK(!rdmig_is_zero(buf, sizeof(buf)));
+	CHECK(rdmig_is_zero(buf, sizeof(buf) - 1));
+	buf[sizeof(buf) - 1] = 0;
+}
+
 CHECK_MAIN()
