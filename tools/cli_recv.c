@@ -23,7 +23,6 @@
 #include "cli_qemu.h"
 #include "imgs_file_names.h"
 #include "imgstream.h"
-#include "recv_landed.h"
 #include "verify.h"
 
 /* The destination memory of one block and what became of it. */
@@ -43,7 +42,7 @@ struct recv_state {
 	struct rdmig_conn *conn;
 	struct rdmig_dest *dest;
 	struct rdmig_engine_stats st;
-	struct landed_watch watch; /* the progress line while data lands */
+	struct mig_progress prog;  /* the progress line: spans landed */
 	struct verify vf;          /* span digests, checked as they arrive */
 	struct verify_block *res;  /* per block, once verified */
 	bool verify_off;           /* --verify off */
@@ -247,7 +246,7 @@ static int alloc_blocks(struct recv_state *s)
 	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, n)))
 		return ret;
 	s->blocks_set = 1;
-	landed_watch_start(&s->watch, s->conn, s->blocks, n, s->ps.total);
+	mig_progress_start(&s->prog, "recv", s->ps.total);
 	return start_verify(s);
 }
 
@@ -273,8 +272,10 @@ static int on_stream(struct recv_state *s, const struct rdmig_event *ev)
 	}
 	if ((got & IMGS_EV_HEADER) && alloc_blocks(s))
 		return -1;
-	if (got & IMGS_EV_SPANS) /* their data has landed: check it now */
+	if (got & IMGS_EV_SPANS) { /* their data has landed: check it now */
 		verify_release(&s->vf, s->ps.spans_known);
+		mig_progress(&s->prog, imgs_landed_bytes(&s->ps));
+	}
 	return 0;
 }
 
@@ -448,7 +449,7 @@ static int accept_one(struct recv_state *s)
 
 static void cleanup(struct recv_state *s)
 {
-	landed_watch_stop(&s->watch);
+	mig_progress_end(&s->prog);
 	verify_free(&s->vf); /* its threads read the blocks */
 	free(s->res);
 	rdmig_dest_destroy(s->dest); /* deregisters: before the memory goes */
@@ -496,7 +497,7 @@ static int recv_cancelled(struct recv_state *s)
 	char msg[200];
 	bool told;
 
-	landed_watch_stop(&s->watch);
+	mig_progress_end(&s->prog);
 	cli_cancel_rearm(); /* a second signal cuts the courtesy short */
 	told = s->conn && rdmig_send_error(s->conn) == 0;
 	remove_outputs(s);
@@ -531,7 +532,7 @@ int cmd_recv(int argc, char **argv)
 	}
 	imgs_parser_init(&s.ps, s.a.max_total);
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
-		landed_watch_stop(&s.watch);
+		mig_progress_end(&s.prog);
 		if (cli_cancelled()) {
 			ret = recv_cancelled(&s);
 			cleanup(&s);
@@ -546,7 +547,7 @@ int cmd_recv(int argc, char **argv)
 		cleanup(&s);
 		return ret;
 	}
-	landed_watch_stop(&s.watch);
+	mig_progress_end(&s.prog);
 	s.st.size = sizeof(s.st);
 	rdmig_dest_stats(s.dest, &s.st);
 	verify(&s);

@@ -55,6 +55,27 @@ uint64_t imgs_spans(uint64_t length, uint32_t span_shift)
 	return (length >> span_shift) + ((length & ((1ull << span_shift) - 1)) != 0);
 }
 
+uint64_t imgs_landed_bytes(const struct imgs_parser *p)
+{
+	uint64_t bytes = 0;
+
+	for (uint32_t i = 0; p->blocks && i < p->count; i++) {
+		const struct imgs_block *b = &p->blocks[i];
+		uint64_t spans;
+
+		if (p->spans_known <= b->first_span)
+			break;
+		spans = p->spans_known - b->first_span;
+		if (spans >= b->nspans) {
+			bytes += b->length;
+			continue;
+		}
+		bytes += spans << p->prm.span_shift; /* a whole span: not the block's last */
+		break;
+	}
+	return bytes;
+}
+
 static int check_params(const struct imgs_params *prm, char *err, size_t errlen)
 {
 	if (!digest_name(prm->digest)) {

@@ -144,6 +144,10 @@ struct imgs_parser {
 	char err[320];
 };
 
+/* Bytes of the spans whose records arrived (spans_known): the source
+ * sends a span's record after its RDMA writes, so this much has landed. */
+uint64_t imgs_landed_bytes(const struct imgs_parser *p);
+
 /* Start a parser; the total length of all blocks must be <= max_total. */
 void imgs_parser_init(struct imgs_parser *p, uint64_t max_total);
 /*

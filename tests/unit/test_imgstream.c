@@ -379,17 +379,23 @@ TEST(spans_known_per_record)
 	struct imgs_parser p;
 	struct sample sm;
 	static const uint64_t after[] = {1, 4, 14, 20};
+	/* landed bytes: 1 MiB spans; block 0 is 3 MiB + 123, block 1 empty,
+	 * block 2 16 MiB */
+	static const uint64_t landed[] = {MIB, 3 * MIB + 123, 13 * MIB + 123, 19 * MIB + 123};
 	size_t at;
 
 	sample_build(&sm, DIGEST_SHA256);
 	imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(imgs_landed_bytes(&p), 0);
 	CHECK_EQ(imgs_feed(&p, sm.s, sm.hn), IMGS_EV_HEADER);
+	CHECK_EQ(imgs_landed_bytes(&p), 0);
 	at = sm.hn;
 	for (int r = 0; r < 4; r++) {
 		size_t n = 16 + sample_records[r].n * 32;
 		CHECK_EQ(imgs_feed(&p, sm.s + at, n), IMGS_EV_SPANS);
 		CHECK_EQ(p.spans_known, after[r]);
 		CHECK_MEM_EQ(p.span_digests, sm.spans, after[r] * 32);
+		CHECK_EQ(imgs_landed_bytes(&p), landed[r]);
 		at += n;
 	}
 	CHECK_EQ(at, sm.tstart);
