@@ -342,7 +342,7 @@ static int settle_pending(struct rdmig_source *s)
 	if (!w->active || s->pin_all)
 		return 0;
 	if (!b->remote_ok[chunk]) {
-		if (rdmig__engine_is_zero(b->host + w->offset, w->len)) {
+		if (rdmig_is_zero(b->host + w->offset, w->len)) {
 			w->active = false;
 			return send_compress(s, w);
 		}
@@ -417,7 +417,7 @@ static bool can_register_ahead(const struct rdmig_source *s, uint32_t bi, uint64
 
 	if (s->pin_all || !s->pending.active || b->remote_ok[offset >> s->shift])
 		return false;
-	return !rdmig__engine_is_zero(b->host + offset, len);
+	return !rdmig_is_zero(b->host + offset, len);
 }
 
 static int queue_range(struct rdmig_source *s, uint32_t bi, uint64_t offset, uint64_t len)
