@@ -530,6 +530,21 @@ int rdmig_source_setup(struct rdmig_source *s);
  * must not change until rdmig_source_end_iteration returns.
  */
 int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, uint64_t len);
+/*
+ * Keep-alives (0.2, RDMIG_0.2).  With interval_ms > 0 the source sends an
+ * empty stream message (QEMU_FILE of 0 bytes) whenever interval_ms passed
+ * since its last control message: from rdmig_source_write, and from
+ * rdmig_source_keep_alive, which a caller busy elsewhere between writes
+ * (hashing, reading a file) calls now and then; it returns 0 at once when
+ * none is due.  Only RDMA writes flow with PIN_ALL, so without them a
+ * destination times out after its opts.timeout_ms of silence; and the
+ * message waits for the peer's READY, so a dead destination is noticed
+ * instead of written on.  Off by default (0); RDMIG_EINVAL for < 0.  An
+ * rdmig destination ignores the empty message; QEMU's would take it for
+ * the end of the stream, so leave them off towards QEMU.
+ */
+int rdmig_source_set_keep_alive(struct rdmig_source *s, int interval_ms);
+int rdmig_source_keep_alive(struct rdmig_source *s);
 /* Post what is pending, wait for every write to complete, and send
  * REGISTER_FINISHED.  Pages may then be sent again (a new iteration). */
 int rdmig_source_end_iteration(struct rdmig_source *s);

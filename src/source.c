@@ -53,7 +53,27 @@ struct rdmig_source {
 	struct rdmig_engine_stats st;
 	struct latency_log rtt;
 	double register_t0; /* when the REGISTER_REQUEST awaiting its reply left */
+	int keep_alive_ms;     /* rdmig_source_set_keep_alive; 0: off */
+	double last_control_us; /* when the last control message left */
 };
+
+/* Every control message of the source goes through these two, so that
+ * keep-alives know how long the connection has been silent. */
+static int control_send(struct rdmig_source *s, const struct rdmig_msg *msg)
+{
+	int ret = s->io.ops->send(s->io.ctx, msg);
+
+	s->last_control_us = rdmig__engine_now_us();
+	return ret;
+}
+
+static int control_request(struct rdmig_source *s, const struct rdmig_msg *msg)
+{
+	int ret = s->io.ops->request_send(s->io.ctx, msg);
+
+	s->last_control_us = rdmig__engine_now_us();
+	return ret;
+}
 
 static void free_block(const struct engine_io *io, struct src_block *b)
 {
@@ -152,7 +172,7 @@ int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t le
 		return answer_violation(s, ret);
 	while (len) {
 		uint32_t n = len > RDMIG_MAX_STREAM_CHUNK ? RDMIG_MAX_STREAM_CHUNK : (uint32_t)len;
-		ret = s->io.ops->send(s->io.ctx, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, n, p});
+		ret = control_send(s, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, n, p});
 		if (ret)
 			return answer_violation(s, ret);
 		s->st.stream_bytes += n;
@@ -234,8 +254,7 @@ int rdmig_source_setup(struct rdmig_source *s)
 
 	if (s->set_up)
 		return engine_fail(&s->io, RDMIG_ESTATE, "rdmig_source_setup was already called");
-	ret = s->io.ops->request_send(s->io.ctx, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST,
-								     1, 0, NULL});
+	ret = control_request(s, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL});
 	/* Pin our own memory while the destination pins its. */
 	if (!ret && s->pin_all)
 		ret = pin_all_local(s);
@@ -262,7 +281,7 @@ static int send_compress(struct rdmig_source *s, const struct pending_write *w)
 	int ret;
 
 	rdmig_encode_compress(&comp, rec);
-	ret = s->io.ops->send(s->io.ctx,
+	ret = control_send(s,
 			      &(struct rdmig_msg){RDMIG_MSG_COMPRESS, 1, sizeof(rec), rec});
 	if (!ret)
 		s->st.bytes_compressed += w->len;
@@ -296,8 +315,8 @@ static int ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset)
 
 	s->register_t0 = rdmig__engine_now_us();
 	rdmig_encode_register(&reg, rec);
-	ret = s->io.ops->request_send(s->io.ctx, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1,
-								     sizeof(rec), rec});
+	ret = control_request(s, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1, sizeof(rec),
+						     rec});
 	return ret ? ret : register_local_chunk(s, b, (uint32_t)(offset >> s->shift));
 }
 
@@ -445,6 +464,30 @@ static int queue_range(struct rdmig_source *s, uint32_t bi, uint64_t offset, uin
 	return ret;
 }
 
+int rdmig_source_set_keep_alive(struct rdmig_source *s, int interval_ms)
+{
+	if (!s)
+		return RDMIG_EINVAL;
+	if (interval_ms < 0)
+		return engine_fail(&s->io, RDMIG_EINVAL, "keep-alive interval %d ms is negative",
+				   interval_ms);
+	s->keep_alive_ms = interval_ms;
+	return 0;
+}
+
+/* An empty stream message, the one control message that means nothing to
+ * the destination but still waits for its READY: a dead peer shows. */
+int rdmig_source_keep_alive(struct rdmig_source *s)
+{
+	if (!s)
+		return RDMIG_EINVAL;
+	if (!s->keep_alive_ms || !s->set_up ||
+	    rdmig__engine_now_us() - s->last_control_us < s->keep_alive_ms * 1000.0)
+		return 0;
+	return answer_violation(s, control_send(s, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0,
+								      NULL}));
+}
+
 int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, uint64_t len)
 {
 	if (!s)
@@ -473,7 +516,7 @@ int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, 
 		offset += piece;
 		len -= piece;
 	}
-	return 0;
+	return rdmig_source_keep_alive(s);
 }
 
 int rdmig_source_end_iteration(struct rdmig_source *s)
@@ -489,7 +532,7 @@ int rdmig_source_end_iteration(struct rdmig_source *s)
 	if (!ret) /* every write (and unsignaled control send) completed */
 		ret = s->io.ops->flush_sends(s->io.ctx, 0);
 	if (!ret)
-		ret = s->io.ops->send(s->io.ctx,
+		ret = control_send(s,
 				      &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
 	if (!ret)
 		s->st.iterations++;

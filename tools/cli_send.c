@@ -33,7 +33,14 @@
 #include "verify.h"
 
 #define PAGE 4096u
-#define KEEP_ALIVE_S 0.5 /* see keep_alive() */
+/* With --pin-all no control message travels while the data is written (no
+ * REGISTER, no COMPRESS), nor while the last span digests are hashed: the
+ * engine's keep-alives then keep the destination from giving up after
+ * --timeout of silence, make us notice a dead destination instead of
+ * writing on into a dead connection, and give a destination that aborts a
+ * moment when we have a receive posted for its ERROR (it waits up to a
+ * second for one). */
+#define KEEP_ALIVE_MS 500
 /* Spans of 4 MiB: the receiver checks 4 MiB at a time as the data lands,
  * and a record per span costs one stream message per 4 MiB. */
 #define SPAN_SHIFT 22
@@ -56,7 +63,6 @@ struct send_state {
 	uint64_t handed;            /* spans handed to the library so far */
 	uint64_t done, skipped_zero;
 	double t_start, t_end;
-	double beat_every, last_beat; /* keep_alive(); 0: off */
 	char err[512];
 };
 
@@ -152,25 +158,6 @@ static int send_pages(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
 	return run_len ? rdmig_source_write(s->src, b, off + run, run_len) : 0;
 }
 
-/*
- * With --pin-all no control message travels while the data is written (no
- * REGISTER, no COMPRESS).  An empty stream message every KEEP_ALIVE_S
- * seconds keeps the destination from giving up after --timeout of
- * silence; makes us notice a dead destination (the message waits for its
- * READY) instead of writing on into a dead connection; and gives a
- * destination that aborts a moment when we have a receive posted for its
- * ERROR (it waits up to a second for one).
- */
-static int keep_alive(struct send_state *s)
-{
-	double now = mono_now();
-
-	if (!s->beat_every || now - s->last_beat < s->beat_every)
-		return 0;
-	s->last_beat = now;
-	return rdmig_send(s->conn, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0, NULL});
-}
-
 static int write_stream_bytes(void *ctx, const void *buf, size_t len)
 {
 	struct send_state *s = ctx;
@@ -198,7 +185,7 @@ static int send_spans(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
 
 		if (end > off + n)
 			end = off + n;
-		if (send_pages(s, b, at, end - at) || keep_alive(s) ||
+		if (send_pages(s, b, at, end - at) ||
 		    spans_handed(s, s->in.desc[b].first_span + (end >> SPAN_SHIFT)))
 			return -1;
 		at = end;
@@ -229,7 +216,7 @@ static int send_block(struct send_state *s, uint32_t b)
 			ret = rdmig_source_write(s->src, b, off, n);
 		else
 			ret = send_spans(s, b, off, n);
-		if (ret || keep_alive(s) ||
+		if (ret ||
 		    spans_handed(s, s->in.desc[b].first_span + ((off + n) >> SPAN_SHIFT)))
 			return -1;
 		s->done += n;
@@ -264,13 +251,14 @@ static int hashing_tick(void *ctx)
 {
 	struct send_state *s = ctx;
 
-	return cli_cancelled() || keep_alive(s);
+	return cli_cancelled() || rdmig_source_keep_alive(s->src);
 }
 
 /* The last records and every block's digest (the migration ends with them). */
 static int finish_hashing(struct send_state *s)
 {
-	s->beat_every = KEEP_ALIVE_S;
+	if (rdmig_source_set_keep_alive(s->src, KEEP_ALIVE_MS))
+		return -1;
 	return verify_send_finish(&s->vf, s->in.desc, (uint32_t)s->a.nfiles, write_stream_bytes,
 				  hashing_tick, s, s->err, sizeof(s->err));
 }
@@ -334,9 +322,8 @@ static int migrate(struct send_state *s)
 	 * in line (a SIGINT or a dying peer meets a migration, not a finished one) */
 	if (start_hashing(s))
 		return -1;
-	if (caps.flags & RDMIG_CAP_PIN_ALL)
-		s->beat_every = KEEP_ALIVE_S;
-	s->last_beat = mono_now();
+	if ((caps.flags & RDMIG_CAP_PIN_ALL) && rdmig_source_set_keep_alive(s->src, KEEP_ALIVE_MS))
+		return -1;
 	mig_progress_start(&s->prog, "send", s->in.total);
 	for (uint32_t b = 0; b < (uint32_t)s->a.nfiles; b++)
 		if (send_block(s, b))

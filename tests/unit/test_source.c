@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "check.h"
 #include "engine_io.h"
 #include "log.h"
@@ -549,6 +550,37 @@ TEST(pin_all_writes_across_chunks)
 	CHECK_EQ(nth_write(0)->lkey, LOCAL_KEY(0));
 	CHECK_EQ(nth_write(1)->rkey, DEST_BLOCK_RKEY(1));
 	CHECK_EQ(nth_write(1)->remote, DEST_HOST(1));
+	finish(&r);
+}
+
+/* Keep-alives: none unless asked for; then an empty stream message once
+ * the interval passed without a control message, and not again at once. */
+TEST(keep_alive_after_silence_only)
+{
+	static const uint64_t len = 4 * MIB;
+	struct run r;
+	long beat;
+
+	CHECK_OK(start(&r, &len, 1, 0, true));
+	CHECK_OK(rdmig_source_setup(r.s));
+	usleep(3000);
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, 4096));
+	CHECK_OK(rdmig_source_keep_alive(r.s));
+	CHECK_EQ(count(EV_SEND, RDMIG_MSG_QEMU_FILE), 0); /* off by default */
+
+	CHECK_EQ(rdmig_source_set_keep_alive(r.s, -1), RDMIG_EINVAL);
+	CHECK_OK(rdmig_source_set_keep_alive(r.s, 1));
+	usleep(3000);
+	CHECK_OK(rdmig_source_write(r.s, 0, 4096, 4096));
+	CHECK_EQ(count(EV_SEND, RDMIG_MSG_QEMU_FILE), 1);
+	beat = find(0, EV_SEND, RDMIG_MSG_QEMU_FILE);
+	CHECK_EQ(fd.ev[beat].len, 0);
+	CHECK_OK(rdmig_source_keep_alive(r.s)); /* just sent: not due */
+	CHECK_EQ(count(EV_SEND, RDMIG_MSG_QEMU_FILE), 1);
+	usleep(3000);
+	CHECK_OK(rdmig_source_keep_alive(r.s));
+	CHECK_EQ(count(EV_SEND, RDMIG_MSG_QEMU_FILE), 2);
+	CHECK_OK(rdmig_source_end_iteration(r.s));
 	finish(&r);
 }
 
