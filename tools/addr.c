@@ -82,9 +82,16 @@ static void cli_hint(const char *msg)
 		"  with `rdma link add rxe0 type rxe netdev IFACE` where the kernel has rdma_rxe,\n"
 		"  or use the project's test guest (scripts/rdma-vm)";
 
+	/* ENODEV means "no RDMA device" only where an address is resolved or
+	 * bound; a post to a connection whose peer died may say the same, and
+	 * a hint there would be a second, wrong line under the error */
+	bool addr_enodev = strstr(msg, "No such device") &&
+			   (strstr(msg, "cannot resolve") || strstr(msg, "cannot listen") ||
+			    strstr(msg, "cannot reach"));
+
 	if (strstr(msg, "no RDMA device found"))
 		fprintf(stderr, "rdmig: hint: no RDMA device found: %s\n", make_one);
-	else if (strstr(msg, "rdma_create_event_channel") || strstr(msg, "No such device"))
+	else if (strstr(msg, "rdma_create_event_channel") || addr_enodev)
 		fprintf(stderr, "rdmig: hint: the RDMA connection manager needs `modprobe rdma_ucm`\n"
 				"  (/dev/infiniband/rdma_cm); if `rdmig probe` then finds no RDMA device:\n"
 				"  %s\n", make_one);

@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+#include <stdio.h>
 #include "check.h"
 #include "cli.h"
 
@@ -253,6 +255,44 @@ TEST(memlock_need_follows_the_chunk_size)
 	cli_memlock_need_chunk(false, 1ull << 30, b, 2, &need);
 	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED + (100ull << 20)); /* a block < a chunk */
 	CHECK_EQ(need.most, RDMIG_CONTROL_REGISTERED + (100ull << 20) + 4096);
+}
+
+/* cli_fail's message to stderr (captured through a temporary file). */
+static void fail_output(const char *msg, char *out, size_t len)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	if (!tmp || saved < 0)
+		abort();
+	fflush(stderr);
+	dup2(fileno(tmp), STDERR_FILENO);
+	cli_fail("send", msg);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(out, 1, len - 1, tmp);
+	out[n] = 0;
+	fclose(tmp);
+}
+
+/* A hint follows only the errors it explains: a post that failed with
+ * ENODEV after the peer died is not a missing device (one line only). */
+TEST(hints_follow_only_the_errors_they_explain)
+{
+	char out[2048];
+
+	fail_output("cannot resolve 10.0.0.1 port 1: No such device", out, sizeof(out));
+	CHECK(strstr(out, "rdmig: hint: ") != NULL);
+	fail_output("rdma_create_event_channel: No such device (is rdma_ucm loaded?)", out,
+		    sizeof(out));
+	CHECK(strstr(out, "modprobe rdma_ucm") != NULL);
+	fail_output("ibv_post_send (RDMA WRITE of 4096 bytes to 0x1000): No such device", out,
+		    sizeof(out));
+	CHECK(strstr(out, "hint") == NULL);
+	CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
 }
 
 CHECK_MAIN()
