@@ -42,8 +42,9 @@
  *    made on it, is used by one thread at a time; the caller serialises.
  *    The log callback runs in the thread that made the call which logs.
  *  - The handle copies struct rdmig_opts, but not what its pointers point
- *    to: opts.log_ctx and *opts.cancel must stay valid until the last
- *    handle made with those options is destroyed.
+ *    to: opts.log_ctx, *opts.cancel and opts.cancel_fd must stay valid
+ *    (the fd open) until the last handle made with those options is
+ *    destroyed.
  *  - A connection must outlive the source or destination made on it.  The
  *    memory of every struct rdmig_block (host) stays mapped, and its size
  *    unchanged, until rdmig_source_destroy / rdmig_dest_destroy returns: it
@@ -55,7 +56,7 @@
  *  - Every call that waits for the peer blocks the calling thread, for at
  *    most opts.timeout_ms per wait (accept: opts.accept_timeout_ms), and
  *    returns RDMIG_ECANCELED within 100 ms of *opts.cancel becoming
- *    non-zero.
+ *    non-zero, and at once when opts.cancel_fd becomes readable.
  *  - Destroy functions may block: rdmig_conn_destroy of a connected handle
  *    waits up to 2 s for posted sends to complete before it disconnects,
  *    then for the kernel to tear the QP and CM id down (milliseconds on
@@ -104,7 +105,7 @@ enum rdmig_error {
 	RDMIG_ENOMEM = -ENOMEM,       /* out of memory */
 	RDMIG_ENODEV = -ENODEV,       /* no (such) RDMA device */
 	RDMIG_ETIMEDOUT = -ETIMEDOUT, /* a wait ran past the configured timeout */
-	RDMIG_ECANCELED = -ECANCELED, /* the caller cancelled the wait (rdmig_opts.cancel) */
+	RDMIG_ECANCELED = -ECANCELED, /* the caller cancelled the wait (cancel, cancel_fd) */
 	/* rdmig's own codes */
 	RDMIG_EDISCONNECTED = -(RDMIG_ELIB_BASE + 1), /* the peer disconnected */
 	RDMIG_EPEER = -(RDMIG_ELIB_BASE + 2),         /* the peer sent ERROR: it is aborting */
@@ -295,7 +296,7 @@ struct rdmig_opts {
 	/* Optional (default NULL): when *cancel becomes non-zero, every wait of
 	 * the handles made with these options (rdmig_accept, rdmig_connect,
 	 * every wait for the peer) returns RDMIG_ECANCELED within 100 ms.  A
-	 * signal handler may set it.  Reset it to 0 to wait again, e.g. to
+	 * signal handler may set it.  cancel_fd (below) does the same at once.  Reset it to 0 to wait again, e.g. to
 	 * tell the peer with rdmig_send_error before closing. */
 	const volatile sig_atomic_t *cancel;
 	/* Registration chunk of the migration engine, in bytes: a power of two
@@ -306,6 +307,18 @@ struct rdmig_opts {
 	 * UNREGISTER_REQUEST and bounds every dynamic registration and
 	 * COMPRESS range (see "migration engine" below).  Added in 0.2. */
 	uint64_t chunk_size;
+	/* Optional (default -1: none): a file descriptor that, once readable
+	 * (or hung up), makes every wait of the handles made with these
+	 * options return RDMIG_ECANCELED at once, the way *cancel does but
+	 * without its 100 ms polling: the library polls it beside its own
+	 * fds.  The library never reads, drains or closes it: it is the
+	 * caller's, e.g. the read end of a pipe (or an eventfd) that a signal
+	 * handler writes one byte to.  Drain it to wait again.  It must stay
+	 * open until every handle made with these options is destroyed.
+	 * rdmig_opts_init sets -1; options of programs built before 0.2 (a
+	 * size that ends before this field) are treated as -1.  Set it only
+	 * after rdmig_opts_init: 0 is a file descriptor (stdin).  Added in 0.2. */
+	int cancel_fd;
 };
 
 /*

@@ -242,12 +242,14 @@ static int handle_cm_event(struct rdmig_conn *c)
 
 static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 {
-	struct pollfd fds[3] = {
+	/* The caller's cancel_fd ends the sleep; the wait then sees it. */
+	struct pollfd fds[4] = {
 		{.fd = c->send_cc->fd, .events = POLLIN},
 		{.fd = c->recv_cc->fd, .events = POLLIN},
 		{.fd = c->ec->fd, .events = POLLIN},
+		cancel_pollfd(&c->opts),
 	};
-	int n = poll(fds, 3, timeout_ms);
+	int n = poll(fds, 4, timeout_ms);
 
 	if (n < 0)
 		return errno == EINTR ? 0 : rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
