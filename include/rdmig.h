@@ -402,6 +402,28 @@ void rdmig_conn_inline(const struct rdmig_conn *c, struct rdmig_inline_info *inf
 /* The RDMA device the connection runs on ("rxe0"...). */
 const char *rdmig_conn_device(const struct rdmig_conn *c);
 
+/*
+ * A file descriptor an event loop can sleep on (poll, epoll, select) until
+ * the connection may have work, instead of blocking a thread in a call.
+ * Call it right before every sleep: it gets the connection ready for the
+ * sleep (takes the events already queued, arms the completion queues,
+ * takes the completions that came meanwhile), then returns the same fd
+ * every time.  Readable means: a completion, a message or an rdma_cm event
+ * (the peer disconnected, say) came after that, or had come already; the
+ * blocking call you would make next (rdmig_recv, rdmig_send, ...) may find
+ * its work pending and return without waiting.  It is a hint: spurious
+ * wake-ups happen (a completion the call does not need), so the call may
+ * still wait, within opts.timeout_ms as ever.  It misses nothing from the
+ * peer: while it stays unreadable, nothing came that a waiting call could
+ * use (calls that need nothing from the peer never wait for it anyway).
+ * The fd belongs to the library: do not read, close or change it; it is
+ * closed by rdmig_conn_destroy.  Use it from the thread that makes the
+ * calls on c.  -1 when c is NULL, or when the connection failed while
+ * getting ready (rdmig_conn_errmsg says why: treat it as the failure of
+ * the next call).  Added in 0.2.
+ */
+int rdmig_conn_fd(struct rdmig_conn *c);
+
 /* ------------------------------------------------- control messages (READY flow) -- */
 
 /*
