@@ -296,8 +296,9 @@ struct rdmig_opts {
 	/* Optional (default NULL): when *cancel becomes non-zero, every wait of
 	 * the handles made with these options (rdmig_accept, rdmig_connect,
 	 * every wait for the peer) returns RDMIG_ECANCELED within 100 ms.  A
-	 * signal handler may set it.  cancel_fd (below) does the same at once.  Reset it to 0 to wait again, e.g. to
-	 * tell the peer with rdmig_send_error before closing. */
+	 * signal handler may set it.  Reset it to 0 to wait again, e.g. to
+	 * tell the peer with rdmig_send_error before closing.  cancel_fd
+	 * (below) does the same at once, without the 100 ms. */
 	const volatile sig_atomic_t *cancel;
 	/* Registration chunk of the migration engine, in bytes: a power of two
 	 * from RDMIG_CHUNK_SIZE_MIN (1 MiB) to RDMIG_CHUNK_SIZE_MAX (1 GiB);
@@ -410,12 +411,17 @@ const char *rdmig_conn_device(const struct rdmig_conn *c);
  * takes the completions that came meanwhile), then returns the same fd
  * every time.  Readable means: a completion, a message or an rdma_cm event
  * (the peer disconnected, say) came after that, or had come already; the
- * blocking call you would make next (rdmig_recv, rdmig_send, ...) may find
- * its work pending and return without waiting.  It is a hint: spurious
+ * blocking call you would make next (rdmig_send owing the peer's READY,
+ * rdmig_source_write short of send-queue room...) may find its work
+ * pending and return without waiting.  It is a hint: spurious
  * wake-ups happen (a completion the call does not need), so the call may
  * still wait, within opts.timeout_ms as ever.  It misses nothing from the
  * peer: while it stays unreadable, nothing came that a waiting call could
  * use (calls that need nothing from the peer never wait for it anyway).
+ * Mind the READY flow: the peer sends a message only after our READY, and
+ * rdmig_recv (and so rdmig_dest_next) sends that READY itself, then
+ * waits.  Sleeping on the fd before them waits only for a disconnect or
+ * an ERROR: call them at once (opts.cancel_fd stops their wait).
  * The fd belongs to the library: do not read, close or change it; it is
  * closed by rdmig_conn_destroy.  Use it from the thread that makes the
  * calls on c.  -1 when c is NULL, or when the connection failed while
