@@ -42,8 +42,9 @@
  *    made on it, is used by one thread at a time; the caller serialises.
  *    The log callback runs in the thread that made the call which logs.
  *  - The handle copies struct rdmig_opts, but not what its pointers point
- *    to: opts.log_ctx and *opts.cancel must stay valid until the last
- *    handle made with those options is destroyed.
+ *    to: opts.log_ctx, *opts.cancel and opts.cancel_fd must stay valid
+ *    (the fd open) until the last handle made with those options is
+ *    destroyed.
  *  - A connection must outlive the source or destination made on it.  The
  *    memory of every struct rdmig_block (host) stays mapped, and its size
  *    unchanged, until rdmig_source_destroy / rdmig_dest_destroy returns: it
@@ -55,7 +56,7 @@
  *  - Every call that waits for the peer blocks the calling thread, for at
  *    most opts.timeout_ms per wait (accept: opts.accept_timeout_ms), and
  *    returns RDMIG_ECANCELED within 100 ms of *opts.cancel becoming
- *    non-zero.
+ *    non-zero, and at once when opts.cancel_fd becomes readable.
  *  - Destroy functions may block: rdmig_conn_destroy of a connected handle
  *    waits up to 2 s for posted sends to complete before it disconnects,
  *    then for the kernel to tear the QP and CM id down (milliseconds on
@@ -104,7 +105,7 @@ enum rdmig_error {
 	RDMIG_ENOMEM = -ENOMEM,       /* out of memory */
 	RDMIG_ENODEV = -ENODEV,       /* no (such) RDMA device */
 	RDMIG_ETIMEDOUT = -ETIMEDOUT, /* a wait ran past the configured timeout */
-	RDMIG_ECANCELED = -ECANCELED, /* the caller cancelled the wait (rdmig_opts.cancel) */
+	RDMIG_ECANCELED = -ECANCELED, /* the caller cancelled the wait (cancel, cancel_fd) */
 	/* rdmig's own codes */
 	RDMIG_EDISCONNECTED = -(RDMIG_ELIB_BASE + 1), /* the peer disconnected */
 	RDMIG_EPEER = -(RDMIG_ELIB_BASE + 2),         /* the peer sent ERROR: it is aborting */
@@ -296,7 +297,8 @@ struct rdmig_opts {
 	 * the handles made with these options (rdmig_accept, rdmig_connect,
 	 * every wait for the peer) returns RDMIG_ECANCELED within 100 ms.  A
 	 * signal handler may set it.  Reset it to 0 to wait again, e.g. to
-	 * tell the peer with rdmig_send_error before closing. */
+	 * tell the peer with rdmig_send_error before closing.  cancel_fd
+	 * (below) does the same at once, without the 100 ms. */
 	const volatile sig_atomic_t *cancel;
 	/* Registration chunk of the migration engine, in bytes: a power of two
 	 * from RDMIG_CHUNK_SIZE_MIN (1 MiB) to RDMIG_CHUNK_SIZE_MAX (1 GiB);
@@ -306,6 +308,18 @@ struct rdmig_opts {
 	 * UNREGISTER_REQUEST and bounds every dynamic registration and
 	 * COMPRESS range (see "migration engine" below).  Added in 0.2. */
 	uint64_t chunk_size;
+	/* Optional (default -1: none): a file descriptor that, once readable
+	 * (or hung up), makes every wait of the handles made with these
+	 * options return RDMIG_ECANCELED at once, the way *cancel does but
+	 * without its 100 ms polling: the library polls it beside its own
+	 * fds.  The library never reads, drains or closes it: it is the
+	 * caller's, e.g. the read end of a pipe (or an eventfd) that a signal
+	 * handler writes one byte to.  Drain it to wait again.  It must stay
+	 * open until every handle made with these options is destroyed.
+	 * rdmig_opts_init sets -1; options of programs built before 0.2 (a
+	 * size that ends before this field) are treated as -1.  Set it only
+	 * after rdmig_opts_init: 0 is a file descriptor (stdin).  Added in 0.2. */
+	int cancel_fd;
 };
 
 /*
@@ -388,6 +402,33 @@ void rdmig_conn_caps(const struct rdmig_conn *c, struct rdmig_caps *caps);
 void rdmig_conn_inline(const struct rdmig_conn *c, struct rdmig_inline_info *info);
 /* The RDMA device the connection runs on ("rxe0"...). */
 const char *rdmig_conn_device(const struct rdmig_conn *c);
+
+/*
+ * A file descriptor an event loop can sleep on (poll, epoll, select) until
+ * the connection may have work, instead of blocking a thread in a call.
+ * Call it right before every sleep: it gets the connection ready for the
+ * sleep (takes the events already queued, arms the completion queues,
+ * takes the completions that came meanwhile), then returns the same fd
+ * every time.  Readable means: a completion, a message or an rdma_cm event
+ * (the peer disconnected, say) came after that, or had come already; the
+ * blocking call you would make next (rdmig_send owing the peer's READY,
+ * rdmig_source_write short of send-queue room...) may find its work
+ * pending and return without waiting.  It is a hint: spurious
+ * wake-ups happen (a completion the call does not need), so the call may
+ * still wait, within opts.timeout_ms as ever.  It misses nothing from the
+ * peer: while it stays unreadable, nothing came that a waiting call could
+ * use (calls that need nothing from the peer never wait for it anyway).
+ * Mind the READY flow: the peer sends a message only after our READY, and
+ * rdmig_recv (and so rdmig_dest_next) sends that READY itself, then
+ * waits.  Sleeping on the fd before them waits only for a disconnect or
+ * an ERROR: call them at once (opts.cancel_fd stops their wait).
+ * The fd belongs to the library: do not read, close or change it; it is
+ * closed by rdmig_conn_destroy.  Use it from the thread that makes the
+ * calls on c.  -1 when c is NULL, or when the connection failed while
+ * getting ready (rdmig_conn_errmsg says why: treat it as the failure of
+ * the next call).  Added in 0.2.
+ */
+int rdmig_conn_fd(struct rdmig_conn *c);
 
 /* ------------------------------------------------- control messages (READY flow) -- */
 

@@ -36,7 +36,7 @@ int rdmig__cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_
 	long long deadline = timeout_ms > 0 ? rdmig__cm_now_ms() + timeout_ms : -1;
 
 	for (;;) {
-		struct pollfd pfd = {.fd = ec->fd, .events = POLLIN};
+		struct pollfd pfd[2] = {{.fd = ec->fd, .events = POLLIN}, cancel_pollfd(opts)};
 		long long left = -1;
 
 		if (rdma_get_cm_event(ec, ev) == 0)
@@ -50,8 +50,9 @@ int rdmig__cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_
 			if (left <= 0)
 				return ETIMEDOUT;
 		}
-		/* EINTR: a signal, maybe the one that cancels: look again */
-		if (poll(&pfd, 1, wait_slice_ms(opts, left)) < 0 && errno != EINTR)
+		/* EINTR: a signal, maybe the one that cancels: look again.
+		 * A readable cancel_fd ends the poll; the next turn sees it. */
+		if (poll(pfd, 2, wait_slice_ms(opts, left)) < 0 && errno != EINTR)
 			return errno;
 	}
 }

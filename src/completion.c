@@ -240,14 +240,57 @@ static int handle_cm_event(struct rdmig_conn *c)
 	}
 }
 
+/* Whether fd has something to read right now. */
+static bool fd_readable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+/* Consume the rdma_cm events already queued (a bounded number: a peer
+ * cannot keep us here). */
+static int take_cm_events(struct rdmig_conn *c)
+{
+	int ret = 0;
+
+	for (int i = 0; i < 16 && !ret && fd_readable(c->ec->fd); i++)
+		ret = handle_cm_event(c);
+	return ret;
+}
+
+int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending)
+{
+	uint64_t completed = c->sq_completed;
+	int ret;
+
+	*pending = false;
+	if (!c->ec || !c->send_cq || !c->recv_cq)
+		return 0; /* not connected yet: no channel can have news */
+	/* Old channel events would keep the fd readable for nothing. */
+	drain_channel(c->send_cc);
+	drain_channel(c->recv_cc);
+	ret = take_cm_events(c);
+	/* Arm, then reap: what completed before the arming raises no event. */
+	if (!ret)
+		ret = arm_cqs(c);
+	if (!ret)
+		ret = rdmig__conn_reap(c);
+	*pending = c->disconnected || c->recv[SLOT_READY].done || c->recv[SLOT_DATA].done ||
+		   c->sq_completed != completed;
+	return ret;
+}
+
 static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 {
-	struct pollfd fds[3] = {
+	/* The caller's cancel_fd ends the sleep; the wait then sees it. */
+	struct pollfd fds[4] = {
 		{.fd = c->send_cc->fd, .events = POLLIN},
 		{.fd = c->recv_cc->fd, .events = POLLIN},
 		{.fd = c->ec->fd, .events = POLLIN},
+		cancel_pollfd(&c->opts),
 	};
-	int n = poll(fds, 3, timeout_ms);
+	int n = poll(fds, 4, timeout_ms);
 
 	if (n < 0)
 		return errno == EINTR ? 0 : rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),

@@ -91,6 +91,11 @@ struct rdmig_conn {
 	bool message_owed; /* we sent READY; the peer's message has not arrived */
 
 	struct rdmig_counters counters;
+
+	/* rdmig_conn_fd (conn_fd.c): an epoll fd over ec and the two
+	 * completion channels, and an eventfd in it that says "work already
+	 * pending" when no channel can. */
+	int epfd, kickfd;
 };
 
 /*
@@ -126,6 +131,17 @@ void rdmig__conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_w
  * returned. */
 int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,
 	       char *errmsg);
+
+/* conn_fd.c: make the epoll and kick fds (at allocation), add a channel's
+ * fd to the epoll set (when the channel is made), close both (destroy). */
+int rdmig__conn_fd_open(struct rdmig_conn *c);
+int rdmig__conn_fd_watch(struct rdmig_conn *c, int fd, const char *what);
+void rdmig__conn_fd_close(struct rdmig_conn *c);
+/* completion.c: get the channels ready for a sleep on the epoll fd:
+ * consume their pending events, arm the CQs, reap what came meanwhile;
+ * *pending when a call would find work at once (nothing can then wake
+ * the fd).  Error: the connection failed (errmsg). */
+int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending);
 
 static inline uint64_t conn_sq_outstanding(const struct rdmig_conn *c)
 {

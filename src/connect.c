@@ -214,7 +214,9 @@ int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 				   "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
 				   strerror(errno));
-	ret = resolve(c, host, port);
+	ret = rdmig__conn_fd_watch(c, c->ec->fd, "rdma_cm");
+	if (!ret)
+		ret = resolve(c, host, port);
 	if (!ret)
 		ret = rdmig__conn_res_create(c);
 	if (!ret)
@@ -240,6 +242,7 @@ void rdmig_conn_destroy(struct rdmig_conn *c)
 		rdma_destroy_id(c->id);
 	if (c->ec)
 		rdma_destroy_event_channel(c->ec);
+	rdmig__conn_fd_close(c);
 	free(c);
 }
 

@@ -267,7 +267,9 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 	} else {
 		c->id = id;
 		id->context = c;
-		ret = rdmig__conn_res_create(c);
+		ret = rdmig__conn_fd_watch(c, c->ec->fd, "rdma_cm");
+		if (!ret)
+			ret = rdmig__conn_res_create(c);
 		if (!ret)
 			ret = rdmig__conn_post_recv(c, SLOT_READY);
 		if (ret)

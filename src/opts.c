@@ -5,6 +5,7 @@
  * kernel's copy_struct_from_user reads a struct whose first field is its
  * size.
  */
+#include <poll.h>
 #include <string.h>
 #include "rdmig.h"
 #include "log.h"
@@ -22,6 +23,7 @@ static void opts_defaults(struct rdmig_opts *o)
 	o->spin_us = 50;
 	o->log_level = RDMIG_LOG_INFO;
 	o->chunk_size = RDMIG_CHUNK_SIZE;
+	o->cancel_fd = -1; /* 0 would be stdin */
 }
 
 void rdmig_opts_init_sized(struct rdmig_opts *opts, size_t size)
@@ -92,6 +94,9 @@ int rdmig__opts_copy(struct rdmig_opts *dst, const struct rdmig_opts *src, char 
 		return rdmig__fail(&o, errmsg, RDMIG_EINVAL,
 				   "chunk size %llu bytes: a power of two from 1 MiB to 1 GiB",
 				   (unsigned long long)o.chunk_size);
+	if (o.cancel_fd < -1)
+		return rdmig__fail(&o, errmsg, RDMIG_EINVAL,
+				   "cancel_fd %d: a file descriptor, or -1 for none", o.cancel_fd);
 	*dst = o;
 	return 0;
 }
@@ -99,4 +104,14 @@ int rdmig__opts_copy(struct rdmig_opts *dst, const struct rdmig_opts *src, char 
 void rdmig__opts_default(struct rdmig_opts *dst)
 {
 	opts_defaults(dst);
+}
+
+bool rdmig__cancel_fd_ready(int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	/* Any event counts: readable, hung up, or even closed too early
+	 * (POLLNVAL), which would otherwise wake every poll(2) at once and
+	 * turn the wait into a busy loop. */
+	return fd >= 0 && poll(&pfd, 1, 0) > 0 && pfd.revents;
 }

@@ -6,11 +6,16 @@
 #include <stdbool.h>
 #include "rdmig.h"
 
-/* Whether the caller asked every wait to end (rdmig_opts.cancel); long
- * loops that do not wait (the destination zeroing memory) look too. */
+/* Whether fd (rdmig_opts.cancel_fd; -1: none) says cancel: readable,
+ * hung up or invalid.  One poll(2) that does not sleep. */
+bool rdmig__cancel_fd_ready(int fd);
+
+/* Whether the caller asked every wait to end (rdmig_opts.cancel or
+ * cancel_fd); long loops that do not wait (the destination zeroing memory)
+ * look too. */
 static inline bool wait_cancelled(const struct rdmig_opts *opts)
 {
-	return opts && opts->cancel && *opts->cancel;
+	return opts && ((opts->cancel && *opts->cancel) || rdmig__cancel_fd_ready(opts->cancel_fd));
 }
 
 /* Copy src (NULL = defaults) into dst after checking it; errmsg on failure.

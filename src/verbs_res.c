@@ -38,6 +38,15 @@ int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct
 		free(c);
 		return ret;
 	}
+	c->epfd = c->kickfd = -1;
+	ret = rdmig__conn_fd_open(c);
+	if (ret) {
+		if (errmsg)
+			memcpy(errmsg, c->errmsg, RDMIG_ERRMSG_SIZE);
+		rdmig__conn_fd_close(c);
+		free(c);
+		return ret;
+	}
 	*out = c;
 	return 0;
 }
@@ -103,6 +112,7 @@ static int create_cq(struct rdmig_conn *c, struct ibv_comp_channel **cc, struct 
 		     int cqe, const char *what)
 {
 	struct ibv_context *verbs = c->id->verbs;
+	int ret;
 
 	*cc = ibv_create_comp_channel(verbs);
 	if (!*cc)
@@ -111,6 +121,9 @@ static int create_cq(struct rdmig_conn *c, struct ibv_comp_channel **cc, struct 
 	if (set_nonblock((*cc)->fd))
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "fcntl O_NONBLOCK (%s): %s",
 				   what, strerror(errno));
+	ret = rdmig__conn_fd_watch(c, (*cc)->fd, what);
+	if (ret)
+		return ret;
 	*cq = ibv_create_cq(verbs, cqe, NULL, *cc, 0);
 	if (!*cq)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),

@@ -68,7 +68,8 @@ void cli_format_sockaddr(const struct sockaddr *sa, char *buf, size_t len);
 
 /* ---- SIGINT / SIGTERM (cli_cancel.c) ---- */
 
-/* Catch SIGINT and SIGTERM, and point opts->cancel at the flag they raise:
+/* Catch SIGINT and SIGTERM, and set opts->cancel_fd to a self-pipe they
+ * write to (opts->cancel to the flag they raise if no pipe can be made):
  * the library's waits then return RDMIG_ECANCELED.  -1 if sigaction fails. */
 int cli_cancel_install(struct rdmig_opts *opts);
 bool cli_cancelled(void);          /* a signal came */
