@@ -17,6 +17,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "dest_zranges.h"
 #include "engine.h"
 
 struct dst_block {
@@ -27,12 +28,6 @@ struct dst_block {
 	uint32_t nchunks;
 	struct engine_mr **chunk_mr; /* per chunk; may share one MR (multi-chunk requests) */
 	struct engine_mr *block_mr;  /* PIN_ALL */
-};
-
-/* A COMPRESS range: [start, end) of block `block`, from record `rec`. */
-struct zrange {
-	uint32_t block, rec;
-	uint64_t start, end;
 };
 
 struct rdmig_dest {
@@ -395,40 +390,6 @@ static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
 				&(struct rdmig_msg){RDMIG_MSG_UNREGISTER_FINISHED, 1, 0, NULL});
 }
 
-static int zr_cmp(const struct zrange *a, uint32_t block, uint64_t start)
-{
-	if (a->block != block)
-		return a->block < block ? -1 : 1;
-	return a->start < start ? -1 : a->start > start;
-}
-
-/* Add [start, end) of block to the message's sorted ranges (n of them),
- * unless it overlaps one: then return that one's record number.  So one
- * message zeroes each byte at most once, and its work is bounded by the
- * blocks' sizes, however many records repeat a range.  Returns -1 when
- * added. */
-static long zr_add(struct zrange *zr, uint32_t *n, uint32_t block, uint32_t rec, uint64_t start,
-		   uint64_t end)
-{
-	uint32_t lo = 0, hi = *n;
-
-	while (lo < hi) { /* the first range at or after (block, start) */
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (zr_cmp(&zr[mid], block, start) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0 && zr[lo - 1].block == block && zr[lo - 1].end > start)
-		return zr[lo - 1].rec;
-	if (lo < *n && zr[lo].block == block && zr[lo].start < end)
-		return zr[lo].rec;
-	memmove(&zr[lo + 1], &zr[lo], (*n - lo) * sizeof(*zr));
-	zr[lo] = (struct zrange){block, rec, start, end};
-	(*n)++;
-	return -1;
-}
-
 /* One COMPRESS record: value 0, a range inside its block that no earlier
  * record of the message overlaps; then zero it. */
 static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_compress *cp,
@@ -456,7 +417,7 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 	 * memory: NULL + 0 is undefined in C). */
 	if (!cp->length)
 		return 0;
-	other = zr_add(d->zr, nranges, cp->block_index, i, rel, rel + cp->length);
+	other = rdmig__zr_add(d->zr, nranges, cp->block_index, i, rel, rel + cp->length);
 	if (other >= 0)
 		return rdmig__engine_abort(&d->io, RDMIG_EPROTO,
 				    "COMPRESS record %u: range 0x%llx+%llu of block %u overlaps "
