@@ -13,10 +13,12 @@
  *
  * Memory is registered for local and remote write only, never remote read,
  * and only what the source asks for (or everything, with PIN_ALL, when the
- * block list is requested).
+ * block list is requested).  What it served it reports too, when asked
+ * (rdmig_dest_set_events; the queue is in dest_events.c).
  */
 #include <stdlib.h>
 #include <string.h>
+#include "dest_events.h"
 #include "dest_zranges.h"
 #include "engine.h"
 
@@ -43,6 +45,7 @@ struct rdmig_dest {
 	uint8_t *scratch;     /* replies: up to 4096 records */
 	struct zrange *zr;    /* the COMPRESS ranges of the message at hand, sorted */
 	struct rdmig_engine_stats st;
+	struct dest_events events; /* what the caller asked to hear of, queued */
 	int failed;           /* the code rdmig_dest_next failed with (sticky) */
 };
 
@@ -86,6 +89,27 @@ int rdmig_dest_set_chunk_size(struct rdmig_dest *d, uint64_t chunk_size)
 	return 0;
 }
 
+int rdmig_dest_set_events(struct rdmig_dest *d, unsigned mask)
+{
+	if (!d)
+		return RDMIG_EINVAL;
+	if (mask & ~DEST_REPORT_KNOWN)
+		return engine_fail(&d->io, RDMIG_EINVAL, "destination events: unknown bits 0x%x",
+				   mask & ~DEST_REPORT_KNOWN);
+	if (rdmig__dest_events_set(&d->events, mask))
+		return engine_fail(&d->io, RDMIG_ENOMEM, "out of memory for destination events");
+	return 0;
+}
+
+/* Queue [offset, offset + len) of block as an event, if asked for. */
+static void report(struct rdmig_dest *d, unsigned kind, int type, uint32_t block,
+		   uint64_t offset, uint64_t len)
+{
+	struct rdmig_dest_range r = {block, (uint32_t)(offset >> d->shift), offset, len};
+
+	rdmig__dest_events_add(&d->events, kind, type, &r);
+}
+
 static void free_blocks(struct rdmig_dest *d)
 {
 	for (size_t i = 0; i < d->nblocks; i++) {
@@ -109,6 +133,7 @@ void rdmig_dest_destroy(struct rdmig_dest *d)
 	free_blocks(d);
 	free(d->scratch);
 	free(d->zr);
+	rdmig__dest_events_free(&d->events);
 	free(d);
 }
 
@@ -312,7 +337,7 @@ static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in,
 	struct rdmig_register r;
 	struct rdmig_register_result res;
 	struct dst_block *b;
-	uint64_t rel;
+	uint64_t rel, end;
 	uint32_t chunk;
 	int ret;
 
@@ -338,6 +363,10 @@ static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in,
 	ret = register_chunks(b, d, rec, chunk, (uint32_t)r.chunks + 1, &res.rkey);
 	if (ret)
 		return ret;
+	rel = (uint64_t)chunk << d->shift;
+	end = rel + ((r.chunks + 1) << d->shift); /* checked: within the block's chunks */
+	report(d, RDMIG_DEST_REPORT_REGISTER, RDMIG_EV_REGISTERED, r.block_index, rel,
+	       (end < b->length ? end : b->length) - rel);
 	res.host_addr = (uintptr_t)b->host; /* the block start, as QEMU answers */
 	rdmig_encode_register_result(&res, out);
 	return 0;
@@ -385,6 +414,8 @@ static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
 			d->io.ops->dereg(d->io.ctx, mr);
 			b->chunk_mr[r.key] = NULL;
 		}
+		report(d, RDMIG_DEST_REPORT_UNREGISTER, RDMIG_EV_UNREGISTERED, r.block_index,
+		       r.key << d->shift, engine_chunk_len(b->length, (uint32_t)r.key, d->shift));
 	}
 	return d->io.ops->reply(d->io.ctx,
 				&(struct rdmig_msg){RDMIG_MSG_UNREGISTER_FINISHED, 1, 0, NULL});
@@ -429,6 +460,8 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 				   "cancelled while zeroing COMPRESS record %u (%llu bytes of %s)",
 				   i, (unsigned long long)cp->length, b->name);
 	d->st.bytes_compressed += cp->length;
+	report(d, RDMIG_DEST_REPORT_COMPRESS, RDMIG_EV_COMPRESSED, cp->block_index, rel,
+	       cp->length);
 	return 0;
 }
 
@@ -495,6 +528,9 @@ static int dispatch(struct rdmig_dest *d, const struct rdmig_msg *m, struct rdmi
 
 static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
 {
+	/* the records of a message served before go out first, one a call */
+	if (rdmig__dest_events_pop(&d->events, ev))
+		return 0;
 	if (d->blocks_pending) {
 		int ret;
 		if (!d->have_blocks)
@@ -517,9 +553,13 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
 			d->io.ops->send_error(d->io.ctx);
 		if (ret)
 			return ret;
+		dest_events_reset(&d->events);
 		ret = dispatch(d, &m, ev, &ret_now);
 		if (ret || ret_now)
 			return ret;
+		/* served, reply sent: now its records may be reported */
+		if (rdmig__dest_events_pop(&d->events, ev))
+			return 0;
 	}
 }
 
