@@ -288,7 +288,7 @@ static int mark_ranges(struct parser *p, struct rr_block *b, const char *s, size
 static int on_touched(struct parser *p, const char *line)
 {
 	const char *data, *zero;
-	size_t dn, zn;
+	size_t dn = 0, zn = 0; /* set with data and zero; GCC -O2 cannot see it */
 	uint32_t k;
 	uint64_t bi;
 
