@@ -333,4 +333,55 @@ TEST(unknown_report_bits_are_refused)
 	finish(&r);
 }
 
+/* The largest message, RDMIG_MAX_REPEAT records (all of one chunk, which
+ * the first registers and the others find registered), reports every one,
+ * with no message read until the last is out. */
+TEST(a_message_of_max_repeat_records_reports_them_all)
+{
+	static struct run r;
+	static uint8_t recs[RDMIG_MAX_REPEAT * RDMIG_REGISTER_SIZE];
+	struct rdmig_register g = {2 * MIB + 1, 0, 0};
+	struct rdmig_event ev;
+	unsigned recvs = 0;
+	uint32_t n = 0;
+
+	start(&r, RDMIG_DEST_REPORT_REGISTER);
+	for (uint32_t i = 0; i < RDMIG_MAX_REPEAT; i++)
+		rdmig_encode_register(&g, recs + (size_t)i * RDMIG_REGISTER_SIZE);
+	add_frame(&r, RDMIG_MSG_REGISTER_REQUEST, RDMIG_MAX_REPEAT, recs, sizeof(recs));
+	while (!rdmig_dest_next(r.d, &ev) && ev.type == RDMIG_EV_REGISTERED) {
+		const struct rdmig_dest_range *range = ev.data;
+
+		if (!n)
+			recvs = fake.recvs;
+		CHECK_EQ(fake.recvs, recvs);
+		CHECK(range->chunk == 2 && range->offset == 2 * MIB && range->len == MIB);
+		n++;
+	}
+	CHECK_EQ(n, RDMIG_MAX_REPEAT);
+	CHECK_EQ(ev.type, RDMIG_EV_END);
+	CHECK_EQ(fake.regs, 1);
+	finish(&r);
+}
+
+/* The mask applies to the messages served after the call: turned off
+ * between two messages, the second reports nothing. */
+TEST(turning_events_off_stops_the_reports)
+{
+	static struct run r;
+	struct rdmig_register g = {MIB, 0, 0};
+	struct rdmig_event ev;
+
+	start(&r, RDMIG_DEST_REPORT_REGISTER);
+	add_registers(&r, RDMIG_MSG_REGISTER_REQUEST, &g, 1);
+	add_registers(&r, RDMIG_MSG_REGISTER_REQUEST, &g, 1);
+	CHECK_OK(rdmig_dest_next(r.d, &ev));
+	CHECK_EQ(ev.type, RDMIG_EV_REGISTERED);
+	CHECK_OK(rdmig_dest_set_events(r.d, 0));
+	CHECK_EQ(run(&r), 0);
+	CHECK_EQ(r.nseen, 0);
+	CHECK_EQ(fake.nreplies, 3); /* both were served */
+	finish(&r);
+}
+
 CHECK_MAIN()
