@@ -591,9 +591,10 @@ int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev);
  * Destination events: which served requests rdmig_dest_next reports, as a
  * mask of RDMIG_DEST_REPORT_* bits (RDMIG_EINVAL for any other bit;
  * RDMIG_ENOMEM when the first non-zero mask cannot get its queue).  The
- * default, 0, reports none: a caller that never calls this sees only the
- * four events above.  The mask applies to the messages served after the
- * call; it may be changed at any time.
+ * default, 0, reports none: a caller that never calls this sees only
+ * RDMIG_EV_STREAM .. RDMIG_EV_END, as with 0.1.  The mask applies to the messages served after the
+ * call (events already queued are still handed out); it may be changed at
+ * any time.
  *
  * When: after the library served the whole message, i.e. checked every
  * record, registered or zeroed or released, and (REGISTER_REQUEST,
