@@ -602,6 +602,11 @@ enum rdmig_event_type {
 				      * rdmig_dest_set_blocks, then rdmig_dest_next */
 	RDMIG_EV_ITERATION_DONE = 3, /* REGISTER_FINISHED: one pass of writes is complete */
 	RDMIG_EV_END = 4,            /* the source disconnected */
+	/* Added in 0.2, reported only when asked for (rdmig_dest_set_events);
+	 * data points at a struct rdmig_dest_range, len = its sizeof: */
+	RDMIG_EV_REGISTERED = 5,     /* a REGISTER_REQUEST record was served */
+	RDMIG_EV_COMPRESSED = 6,     /* a COMPRESS record zeroed its range */
+	RDMIG_EV_UNREGISTERED = 7,   /* an UNREGISTER_REQUEST record was served */
 };
 
 struct rdmig_event {
@@ -609,6 +614,34 @@ struct rdmig_event {
 	const void *data;
 	size_t len;
 };
+
+/*
+ * What one served record covered (RDMIG_EV_REGISTERED, _COMPRESSED,
+ * _UNREGISTERED): bytes [offset, offset + len) of block `block` (its index
+ * in the source's order), offset counted from the block's start (host),
+ * and chunk = offset / chunk size, the chunk the range begins in.
+ *  - REGISTERED: the chunks the record asked for, whole (the last chunk of
+ *    a block may be short): chunk .. chunk + (its `chunks` field), clipped
+ *    to the block; reported whether the chunks were registered for it or
+ *    already were.
+ *  - COMPRESSED: the range the record zeroed, as the source gave it (it
+ *    need not be chunk-aligned); a record of length 0 zeroes nothing and
+ *    is not reported.
+ *  - UNREGISTERED: the chunk the record named, whole; reported whether it
+ *    was released or stays registered because its region spans others.
+ * Frozen (see the conventions above).  Added in 0.2.
+ */
+struct rdmig_dest_range {
+	uint32_t block;
+	uint32_t chunk;
+	uint64_t offset;
+	uint64_t len;
+};
+
+/* The reports a destination may be asked for (rdmig_dest_set_events). */
+#define RDMIG_DEST_REPORT_REGISTER 0x1u   /* RDMIG_EV_REGISTERED */
+#define RDMIG_DEST_REPORT_COMPRESS 0x2u   /* RDMIG_EV_COMPRESSED */
+#define RDMIG_DEST_REPORT_UNREGISTER 0x4u /* RDMIG_EV_UNREGISTERED */
 
 /* Destination: wrap an accepted connection (it must outlive the dest).
  * Its chunk size is the connection's (opts.chunk_size). */
@@ -625,13 +658,39 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
 /*
  * Run the destination loop (send READY, wait for any message, handle it)
  * until something needs the caller: stream bytes, the block list, the end
- * of an iteration, or the end.  Registration, COMPRESS and unregistration
+ * of an iteration, the end, or a served request the caller asked to hear
+ * of (rdmig_dest_set_events).  Registration, COMPRESS and unregistration
  * are served inside, after checking every index, offset and length against
  * the blocks; a violation sends ERROR and returns RDMIG_ERANGE (or another
  * code), with the field and value in rdmig_conn_errmsg.  After a failure
  * every later call returns the same code and receives nothing.
  */
 int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev);
+/*
+ * Destination events: which served requests rdmig_dest_next reports, as a
+ * mask of RDMIG_DEST_REPORT_* bits (RDMIG_EINVAL for any other bit;
+ * RDMIG_ENOMEM when the first non-zero mask cannot get its queue).  The
+ * default, 0, reports none: a caller that never calls this sees only
+ * RDMIG_EV_STREAM .. RDMIG_EV_END, as with 0.1.  The mask applies to the messages served after the
+ * call (events already queued are still handed out); it may be changed at
+ * any time.
+ *
+ * When: after the library served the whole message, i.e. checked every
+ * record, registered or zeroed or released, and (REGISTER_REQUEST,
+ * UNREGISTER_REQUEST) sent the reply; a message it refuses reports
+ * nothing.  What: one event per record, in the records' order (a message
+ * carries up to RDMIG_MAX_REPEAT of them), each handed out by its own
+ * rdmig_dest_next call before the next message is read.  ev.data points
+ * at a struct rdmig_dest_range (ev.len = its sizeof) that stays valid until
+ * the next call on the destination.
+ *
+ * With PIN_ALL every block is registered whole when the blocks are sent
+ * (RAM_BLOCKS_RESULT), and no event reports that; a source then sends no
+ * REGISTER_REQUEST for them (QEMU does not), and one it does send is
+ * answered with the block's key and reported like any other.  COMPRESS is
+ * reported either way.  Added in 0.2 (RDMIG_0.2).
+ */
+int rdmig_dest_set_events(struct rdmig_dest *d, unsigned mask);
 /* Set out->size = sizeof(*out) first (see rdmig_conn_counters). */
 void rdmig_dest_stats(const struct rdmig_dest *d, struct rdmig_engine_stats *out);
 void rdmig_dest_destroy(struct rdmig_dest *d);

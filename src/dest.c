@@ -13,10 +13,13 @@
  *
  * Memory is registered for local and remote write only, never remote read,
  * and only what the source asks for (or everything, with PIN_ALL, when the
- * block list is requested).
+ * block list is requested).  What it served it reports too, when asked
+ * (rdmig_dest_set_events; the queue is in dest_events.c).
  */
 #include <stdlib.h>
 #include <string.h>
+#include "dest_events.h"
+#include "dest_zranges.h"
 #include "engine.h"
 
 struct dst_block {
@@ -27,12 +30,6 @@ struct dst_block {
 	uint32_t nchunks;
 	struct engine_mr **chunk_mr; /* per chunk; may share one MR (multi-chunk requests) */
 	struct engine_mr *block_mr;  /* PIN_ALL */
-};
-
-/* A COMPRESS range: [start, end) of block `block`, from record `rec`. */
-struct zrange {
-	uint32_t block, rec;
-	uint64_t start, end;
 };
 
 struct rdmig_dest {
@@ -48,6 +45,7 @@ struct rdmig_dest {
 	uint8_t *scratch;     /* replies: up to 4096 records */
 	struct zrange *zr;    /* the COMPRESS ranges of the message at hand, sorted */
 	struct rdmig_engine_stats st;
+	struct dest_events events; /* what the caller asked to hear of, queued */
 	int failed;           /* the code rdmig_dest_next failed with (sticky) */
 };
 
@@ -91,6 +89,27 @@ int rdmig_dest_set_chunk_size(struct rdmig_dest *d, uint64_t chunk_size)
 	return 0;
 }
 
+int rdmig_dest_set_events(struct rdmig_dest *d, unsigned mask)
+{
+	if (!d)
+		return RDMIG_EINVAL;
+	if (mask & ~DEST_REPORT_KNOWN)
+		return engine_fail(&d->io, RDMIG_EINVAL, "destination events: unknown bits 0x%x",
+				   mask & ~DEST_REPORT_KNOWN);
+	if (rdmig__dest_events_set(&d->events, mask))
+		return engine_fail(&d->io, RDMIG_ENOMEM, "out of memory for destination events");
+	return 0;
+}
+
+/* Queue [offset, offset + len) of block as an event, if asked for. */
+static void report(struct rdmig_dest *d, unsigned kind, int type, uint32_t block,
+		   uint64_t offset, uint64_t len)
+{
+	struct rdmig_dest_range r = {block, (uint32_t)(offset >> d->shift), offset, len};
+
+	rdmig__dest_events_add(&d->events, kind, type, &r);
+}
+
 static void free_blocks(struct rdmig_dest *d)
 {
 	for (size_t i = 0; i < d->nblocks; i++) {
@@ -114,6 +133,7 @@ void rdmig_dest_destroy(struct rdmig_dest *d)
 	free_blocks(d);
 	free(d->scratch);
 	free(d->zr);
+	rdmig__dest_events_free(&d->events);
 	free(d);
 }
 
@@ -317,7 +337,7 @@ static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in,
 	struct rdmig_register r;
 	struct rdmig_register_result res;
 	struct dst_block *b;
-	uint64_t rel;
+	uint64_t rel, end;
 	uint32_t chunk;
 	int ret;
 
@@ -343,6 +363,10 @@ static int serve_register(struct rdmig_dest *d, uint32_t rec, const uint8_t *in,
 	ret = register_chunks(b, d, rec, chunk, (uint32_t)r.chunks + 1, &res.rkey);
 	if (ret)
 		return ret;
+	rel = (uint64_t)chunk << d->shift;
+	end = rel + ((r.chunks + 1) << d->shift); /* checked: within the block's chunks */
+	report(d, RDMIG_DEST_REPORT_REGISTER, RDMIG_EV_REGISTERED, r.block_index, rel,
+	       (end < b->length ? end : b->length) - rel);
 	res.host_addr = (uintptr_t)b->host; /* the block start, as QEMU answers */
 	rdmig_encode_register_result(&res, out);
 	return 0;
@@ -390,43 +414,11 @@ static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
 			d->io.ops->dereg(d->io.ctx, mr);
 			b->chunk_mr[r.key] = NULL;
 		}
+		report(d, RDMIG_DEST_REPORT_UNREGISTER, RDMIG_EV_UNREGISTERED, r.block_index,
+		       r.key << d->shift, engine_chunk_len(b->length, (uint32_t)r.key, d->shift));
 	}
 	return d->io.ops->reply(d->io.ctx,
 				&(struct rdmig_msg){RDMIG_MSG_UNREGISTER_FINISHED, 1, 0, NULL});
-}
-
-static int zr_cmp(const struct zrange *a, uint32_t block, uint64_t start)
-{
-	if (a->block != block)
-		return a->block < block ? -1 : 1;
-	return a->start < start ? -1 : a->start > start;
-}
-
-/* Add [start, end) of block to the message's sorted ranges (n of them),
- * unless it overlaps one: then return that one's record number.  So one
- * message zeroes each byte at most once, and its work is bounded by the
- * blocks' sizes, however many records repeat a range.  Returns -1 when
- * added. */
-static long zr_add(struct zrange *zr, uint32_t *n, uint32_t block, uint32_t rec, uint64_t start,
-		   uint64_t end)
-{
-	uint32_t lo = 0, hi = *n;
-
-	while (lo < hi) { /* the first range at or after (block, start) */
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (zr_cmp(&zr[mid], block, start) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0 && zr[lo - 1].block == block && zr[lo - 1].end > start)
-		return zr[lo - 1].rec;
-	if (lo < *n && zr[lo].block == block && zr[lo].start < end)
-		return zr[lo].rec;
-	memmove(&zr[lo + 1], &zr[lo], (*n - lo) * sizeof(*zr));
-	zr[lo] = (struct zrange){block, rec, start, end};
-	(*n)++;
-	return -1;
 }
 
 /* One COMPRESS record: value 0, a range inside its block that no earlier
@@ -456,7 +448,7 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 	 * memory: NULL + 0 is undefined in C). */
 	if (!cp->length)
 		return 0;
-	other = zr_add(d->zr, nranges, cp->block_index, i, rel, rel + cp->length);
+	other = rdmig__zr_add(d->zr, nranges, cp->block_index, i, rel, rel + cp->length);
 	if (other >= 0)
 		return rdmig__engine_abort(&d->io, RDMIG_EPROTO,
 				    "COMPRESS record %u: range 0x%llx+%llu of block %u overlaps "
@@ -468,6 +460,8 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 				   "cancelled while zeroing COMPRESS record %u (%llu bytes of %s)",
 				   i, (unsigned long long)cp->length, b->name);
 	d->st.bytes_compressed += cp->length;
+	report(d, RDMIG_DEST_REPORT_COMPRESS, RDMIG_EV_COMPRESSED, cp->block_index, rel,
+	       cp->length);
 	return 0;
 }
 
@@ -534,6 +528,9 @@ static int dispatch(struct rdmig_dest *d, const struct rdmig_msg *m, struct rdmi
 
 static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
 {
+	/* the records of a message served before go out first, one a call */
+	if (rdmig__dest_events_pop(&d->events, ev))
+		return 0;
 	if (d->blocks_pending) {
 		int ret;
 		if (!d->have_blocks)
@@ -556,9 +553,13 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
 			d->io.ops->send_error(d->io.ctx);
 		if (ret)
 			return ret;
+		dest_events_reset(&d->events);
 		ret = dispatch(d, &m, ev, &ret_now);
 		if (ret || ret_now)
 			return ret;
+		/* served, reply sent: now its records may be reported */
+		if (rdmig__dest_events_pop(&d->events, ev))
+			return 0;
 	}
 }
 

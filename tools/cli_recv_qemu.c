@@ -5,7 +5,8 @@
  *
  *   QEMU_FILE ... (stream head: the RAM blocks)   -> allocate them
  *   RAM_BLOCKS_REQUEST (BLOCKS_NEEDED)            -> hand them over
- *   REGISTER / COMPRESS ... REGISTER_FINISHED     -> served by the library
+ *   REGISTER / COMPRESS ... REGISTER_FINISHED     -> served by the library,
+ *                                                    which reports them (record)
  *   QEMU_FILE ... (the next iteration, device state, QEMU_VM_EOF, vmdesc)
  *   disconnect                                    -> the end, if EOF came
  *
@@ -28,7 +29,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include "cli_json.h"
 #include "recv_qemu.h"
 
@@ -141,15 +141,12 @@ static int alloc_blocks(struct rq_state *s)
 				 "block '%s': %s", q->length, q->name, strerror(errno));
 			return -1;
 		}
-		/* 4 KiB residency, so that mincore tells chunks apart (record) */
-		madvise(p, (size_t)q->length, MADV_NOHUGEPAGE);
 		b->mem = p;
 		b->nchunks = (uint32_t)((q->length + RDMIG_CHUNK_SIZE - 1) >> RDMIG_CHUNK_SHIFT);
 		b->data_phase = calloc(b->nchunks, sizeof(*b->data_phase));
 		b->zero_phase = calloc(b->nchunks, sizeof(*b->zero_phase));
-		b->resident = calloc(b->nchunks, sizeof(*b->resident));
 		b->nonzero = calloc(b->nchunks, 1);
-		if (!b->data_phase || !b->zero_phase || !b->resident || !b->nonzero) {
+		if (!b->data_phase || !b->zero_phase || !b->nonzero) {
 			snprintf(s->err, sizeof(s->err), "out of memory");
 			return -1;
 		}
@@ -302,6 +299,10 @@ static int receive(struct rq_state *s)
 			break;
 		case RDMIG_EV_ITERATION_DONE:
 			ret = on_iteration(s);
+			break;
+		case RDMIG_EV_REGISTERED:
+		case RDMIG_EV_COMPRESSED:
+			ret = rq_note_range(s, ev.type, ev.data);
 			break;
 		case RDMIG_EV_END:
 			s->t_end = mono_now();
@@ -473,7 +474,12 @@ static int accept_one(struct rq_state *s)
 	s->t_start = mono_now();
 	rdmig_conn_caps(s->conn, &caps);
 	s->pin_all = (caps.flags & RDMIG_CAP_PIN_ALL) != 0;
-	return rdmig_dest_create(s->conn, &s->dest);
+	if ((ret = rdmig_dest_create(s->conn, &s->dest)))
+		return ret;
+	/* the record's touched chunks; with PIN_ALL QEMU registers every
+	 * block whole at RAM_BLOCKS_REQUEST and no chunk is tracked */
+	return s->pin_all ? 0 : rdmig_dest_set_events(s->dest, RDMIG_DEST_REPORT_REGISTER |
+							   RDMIG_DEST_REPORT_COMPRESS);
 }
 
 static void cleanup(struct rq_state *s)
@@ -486,7 +492,6 @@ static void cleanup(struct rq_state *s)
 			munmap(s->rb[i].mem, (size_t)s->qs.blocks[i].length);
 		free(s->rb[i].data_phase);
 		free(s->rb[i].zero_phase);
-		free(s->rb[i].resident);
 		free(s->rb[i].nonzero);
 	}
 	free(s->rb);
@@ -526,7 +531,6 @@ int cmd_recv_qemu(int argc, char **argv)
 	static const char *const fixed[] = {"stream.bin", RQ_RECORD, NULL};
 
 	memset(&s, 0, sizeof(s));
-	s.page = sysconf(_SC_PAGESIZE);
 	if ((ret = parse_args(argc, argv, &s)))
 		return ret == 1 ? 0 : ret;
 	if (recv_prepare(&s.a.m.opts, s.err, sizeof(s.err)) ||

@@ -38,11 +38,10 @@ struct rq_block {
 	uint64_t offset;       /* the source's RAM offset; valid if have_offset */
 	int have_offset;
 	uint32_t nchunks;
-	/* per chunk (see scan_touched): the phase in which it first held data
-	 * (was registered) and in which it first became resident all zero
-	 * (was compressed); 0 = never; and how many of its pages are resident */
+	/* per chunk (see rq_note_range): the phase in which it first held data
+	 * (was registered), and the one in which it was compressed before it
+	 * held data; 0 = never */
 	uint32_t *data_phase, *zero_phase;
-	uint32_t *resident;
 	uint8_t *nonzero;      /* per chunk, after the migration */
 	char file[IMGS_FILE_NAME];
 	struct out_file img;   /* DIR/file while it is written (outdir.h) */
@@ -57,7 +56,7 @@ struct rq_phase {
 	uint64_t offset;   /* stream bytes received before it */
 	uint64_t hook;     /* the offset just past the stream's latest HOOK word, 0 if none */
 	uint64_t register_requests, compress, unregister, chunks_registered, bytes_compressed;
-	int scanned;       /* rq_scan_touched looked at this pass's chunks */
+	int touched;       /* the library reported chunks served in this pass */
 };
 
 struct rq_state {
@@ -78,7 +77,7 @@ struct rq_state {
 	size_t nph, phcap;
 	struct rdmig_counters k_prev;
 	struct rdmig_engine_stats st_prev, st;
-	long page;
+	int pass_touched;  /* a chunk was reported since the last pass ended */
 	double t_start, t_end;
 	char err[768];
 };
@@ -101,8 +100,12 @@ int rq_load_ramblocks(struct rq_state *s);
 /* recv_qemu_record.c */
 /* A new control phase of KIND begins (the counters so far close the last). */
 int rq_add_phase(struct rq_state *s, int kind);
-/* REGISTER_FINISHED: close the pass as a phase and find the chunks it
- * touched; -1 with s->err beyond RQ_MAX_PHASES. */
+/* A destination event (RDMIG_EV_REGISTERED or RDMIG_EV_COMPRESSED): mark
+ * the chunks it covers as touched by the pass under way; -1 with s->err
+ * for a block the tool does not have. */
+int rq_note_range(struct rq_state *s, int type, const struct rdmig_dest_range *r);
+/* REGISTER_FINISHED: close the pass as a phase; -1 with s->err beyond
+ * RQ_MAX_PHASES. */
 int rq_end_pass(struct rq_state *s);
 /* DIR/record.txt, written under a temporary name and then named (outdir.h);
  * FAILURE (or NULL for success) goes in its last line.  -1 with s->err. */

@@ -11,10 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include "recv_qemu.h"
-
 
 int rq_add_phase(struct rq_state *s, int kind)
 {
@@ -59,73 +56,55 @@ int rq_add_phase(struct rq_state *s, int kind)
 }
 
 /*
- * The library does not say which chunks it registered or zeroed, but both
- * make our fresh memory resident (registration pins the whole chunk,
- * COMPRESS writes zeros into its range), and nothing else touches it.  So
- * after each phase, a chunk with newly resident pages was compressed in it
- * (they are all zero) or registered and written (they hold data; QEMU
- * registers only for data).  A chunk may be compressed in one pass and
- * registered in a later one.  Only resident pages are read, and only when
- * their number grew, so that looking makes nothing resident.  With PIN_ALL
- * every chunk is registered at RAM_BLOCKS_REQUEST and nothing is tracked.
+ * The chunks a pass touched, from the library's destination events
+ * (rdmig_dest_set_events): a registered chunk holds data from this pass on
+ * (QEMU registers only chunks it writes), and a chunk a COMPRESS range
+ * covers, if it holds no data yet, was zero in it.  A chunk may be
+ * compressed in one pass and registered in a later one; registered in the
+ * pass that compressed it, it counts as data there, as what it ends up
+ * holding.  The record's chunks are 1 MiB whatever the migration's chunk
+ * size, so a range marks every record chunk it overlaps.
  */
-static void scan_touched(struct rq_state *s, uint32_t phase)
+int rq_note_range(struct rq_state *s, int type, const struct rdmig_dest_range *r)
 {
-	size_t ppc = (size_t)(RDMIG_CHUNK_SIZE / (uint64_t)s->page);
-	unsigned char *vec = malloc(ppc);
+	uint32_t phase = (uint32_t)s->nph;
+	uint64_t span, end;
+	struct rq_block *b;
 
-	for (uint32_t i = 0; vec && s->rb && i < s->qs.count; i++) {
-		struct rq_block *b = &s->rb[i];
-		uint64_t len = s->qs.blocks[i].length;
-
-		for (uint32_t c = 0; c < b->nchunks; c++) {
-			uint64_t n = rq_chunk_len(len, c);
-			uint8_t *base = b->mem + ((uint64_t)c << RDMIG_CHUNK_SHIFT);
-			size_t pages = (size_t)((n + (uint64_t)s->page - 1) / (uint64_t)s->page);
-			uint32_t resident = 0;
-			int data = 0;
-
-			/* known to hold data, or wholly resident: nothing can change */
-			if (b->data_phase[c] || b->resident[c] == pages ||
-			    mincore(base, (size_t)n, vec))
-				continue;
-			for (size_t pg = 0; pg < pages; pg++)
-				resident += vec[pg] & 1;
-			if (resident == b->resident[c])
-				continue;
-			b->resident[c] = resident;
-			for (size_t pg = 0; pg < pages && !data; pg++) {
-				size_t off = pg * (size_t)s->page;
-				if (vec[pg] & 1)
-					data = !rq_is_zero(base + off, n - off < (uint64_t)s->page ?
-								  (size_t)(n - off) : (size_t)s->page);
-			}
-			if (data)
-				b->data_phase[c] = phase;
-			else if (!b->zero_phase[c])
-				b->zero_phase[c] = phase;
+	if (!s->rb || r->block >= s->qs.count) {
+		snprintf(s->err, sizeof(s->err), "the library reported block %u of %u", r->block,
+			 s->rb ? s->qs.count : 0);
+		return -1;
+	}
+	b = &s->rb[r->block];
+	span = (uint64_t)b->nchunks << RDMIG_CHUNK_SHIFT;
+	if (!r->len || r->offset >= span)
+		return 0;
+	end = r->len > span - r->offset ? span : r->offset + r->len;
+	for (uint32_t c = (uint32_t)(r->offset >> RDMIG_CHUNK_SHIFT);
+	     c <= (uint32_t)((end - 1) >> RDMIG_CHUNK_SHIFT); c++) {
+		if (b->data_phase[c])
+			continue; /* first held data earlier: nothing can change */
+		if (type == RDMIG_EV_REGISTERED) {
+			b->data_phase[c] = phase;
+			if (b->zero_phase[c] == phase)
+				b->zero_phase[c] = 0;
+		} else if (!b->zero_phase[c]) {
+			b->zero_phase[c] = phase;
 		}
 	}
-	free(vec);
+	s->pass_touched = 1;
+	return 0;
 }
 
-/*
- * Only a pass that registered or compressed something can have made memory
- * resident (a registration inside a registered region pins nothing new, and
- * RDMA writes land in pinned pages): the others are not scanned, so that a
- * source sending bare REGISTER_FINISHED costs no pass over all of RAM.
- */
+/* REGISTER_FINISHED closes the pass; its touched chunks are in the record
+ * already (rq_note_range), so the end of a pass costs no look at RAM. */
 int rq_end_pass(struct rq_state *s)
 {
-	struct rq_phase *p;
-
 	if (rq_add_phase(s, PH_REGISTRATION))
 		return -1;
-	p = &s->ph[s->nph - 1];
-	if (!s->pin_all && (p->register_requests || p->compress)) {
-		scan_touched(s, (uint32_t)(s->nph - 1));
-		p->scanned = 1;
-	}
+	s->ph[s->nph - 1].touched = s->pass_touched;
+	s->pass_touched = 0;
 	return 0;
 }
 
@@ -179,7 +158,7 @@ static void record_phase(FILE *f, const struct rq_state *s, uint32_t i)
 		PRIu64 " compress=%" PRIu64 " unregister=%" PRIu64 " chunks_registered=%" PRIu64
 		" bytes_compressed=%" PRIu64 " t=%.6f\n", i, p->offset, p->hook, p->register_requests,
 		p->compress, p->unregister, p->chunks_registered, p->bytes_compressed, p->t);
-	for (uint32_t b = 0; p->scanned && b < s->qs.count; b++) {
+	for (uint32_t b = 0; p->touched && b < s->qs.count; b++) {
 		int any = 0;
 		for (uint32_t c = 0; c < s->rb[b].nchunks && !any; c++)
 			any = s->rb[b].data_phase[c] == i || s->rb[b].zero_phase[c] == i;

@@ -275,6 +275,7 @@ TEST(calls_on_a_null_handle_return_einval)
 	CHECK_EQ(rdmig_source_end_iteration(NULL), RDMIG_EINVAL);
 	CHECK_EQ(rdmig_dest_set_blocks(NULL, NULL, 0), RDMIG_EINVAL);
 	CHECK_EQ(rdmig_dest_next(NULL, &ev), RDMIG_EINVAL);
+	CHECK_EQ(rdmig_dest_set_events(NULL, RDMIG_DEST_REPORT_REGISTER), RDMIG_EINVAL);
 	rdmig_conn_destroy(NULL);
 	rdmig_listener_destroy(NULL);
 	rdmig_source_destroy(NULL);
