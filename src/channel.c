@@ -78,12 +78,16 @@ static int check_outgoing(struct rdmig_conn *c, const struct rdmig_msg *m)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL,
 				   "%s with len %u but no payload", rdmig_msg_type_name(m->type),
 				   m->len);
-	if (!c->established || c->disconnected)
-		return rdmig__fail(&c->opts, c->errmsg, c->disconnected ? RDMIG_EDISCONNECTED
-									: RDMIG_ESTATE,
-				   "cannot send %s: the connection is %s",
+	/* the same words as a wait that sees the disconnect, and its reason */
+	if (c->disconnected)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
+				   "cannot send %s: the peer disconnected (%s)",
 				   rdmig_msg_type_name(m->type),
-				   c->disconnected ? "closed by the peer" : "not established");
+				   c->disconnect_reason[0] ? c->disconnect_reason : "no reason given");
+	if (!c->established)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE,
+				   "cannot send %s: the connection is not established",
+				   rdmig_msg_type_name(m->type));
 	return 0;
 }
 
