@@ -257,3 +257,37 @@ struct engine_io fake_io_of(struct fake_conn *conn)
 {
 	return (struct engine_io){&fake_ops, conn, &conn->opts, conn->errmsg, &conn->caps};
 }
+
+void fake_frames_add(struct fake_frames *q, uint32_t type, uint32_t repeat, const void *payload,
+		     uint32_t len)
+{
+	struct rdmig_header h = {.len = len, .type = type, .repeat = repeat};
+	uint8_t *p;
+
+	if (q->n == FAKE_MAX_FRAMES)
+		fake_fail("more than %d frames", FAKE_MAX_FRAMES);
+	p = malloc(RDMIG_HEADER_SIZE + len + 1);
+	if (!p)
+		fake_fail("out of memory for a frame of %u bytes", len);
+	rdmig_encode_header(&h, p);
+	if (len)
+		memcpy(p + RDMIG_HEADER_SIZE, payload, len);
+	q->frame[q->n] = p;
+	q->len[q->n++] = RDMIG_HEADER_SIZE + len;
+}
+
+bool fake_frames_next(struct fake_frames *q, const uint8_t **buf, size_t *len)
+{
+	if (q->next == q->n)
+		return false;
+	*buf = q->frame[q->next];
+	*len = q->len[q->next++];
+	return true;
+}
+
+void fake_frames_free(struct fake_frames *q)
+{
+	for (size_t i = 0; i < q->n; i++)
+		free(q->frame[i]);
+	q->n = q->next = 0;
+}

@@ -99,6 +99,19 @@ void fake_end(void);
 /* The region behind an rkey the destination handed out; NULL if none. */
 const struct fake_region *fake_region_of(uint32_t rkey);
 
+/* Frames for a test's next_frame hook: each a header and its payload,
+ * handed out in order, one per rdmig_recv. */
+#define FAKE_MAX_FRAMES 8
+struct fake_frames {
+	uint8_t *frame[FAKE_MAX_FRAMES];
+	size_t len[FAKE_MAX_FRAMES];
+	size_t n, next;
+};
+void fake_frames_add(struct fake_frames *q, uint32_t type, uint32_t repeat, const void *payload,
+		     uint32_t len);
+bool fake_frames_next(struct fake_frames *q, const uint8_t **buf, size_t *len);
+void fake_frames_free(struct fake_frames *q);
+
 /* Abort with a message: libFuzzer reports it as a crash. */
 void fake_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

@@ -86,11 +86,9 @@ TEST(other_chunk_sizes_are_refused_with_einval)
 
 /* ------------------------------------------------- the destination -- */
 
-#define MAX_FRAMES 8
 
 struct run {
-	uint8_t *frames[MAX_FRAMES];
-	size_t lens[MAX_FRAMES], n, next;
+	struct fake_frames q;
 	struct fake_conn conn;
 	struct rdmig_dest *d;
 	uint64_t chunk;
@@ -107,11 +105,7 @@ static bool next_frame(void *ctx, const uint8_t **buf, size_t *len)
 {
 	struct run *r = ctx;
 
-	if (r->next == r->n)
-		return false;
-	*buf = r->frames[r->next];
-	*len = r->lens[r->next++];
-	return true;
+	return fake_frames_next(&r->q, buf, len);
 }
 
 static void delivered(void *ctx, int rc, const struct rdmig_msg *m)
@@ -142,15 +136,7 @@ static void check_reg(void *ctx, const uint8_t *addr, size_t len, enum engine_ac
 static void add_frame(struct run *r, uint32_t type, uint32_t repeat, const void *payload,
 		      uint32_t len)
 {
-	struct rdmig_header h = {.len = len, .type = type, .repeat = repeat};
-	uint8_t *p = malloc(RDMIG_HEADER_SIZE + len + 1);
-
-	CHECK(p != NULL && r->n < MAX_FRAMES);
-	rdmig_encode_header(&h, p);
-	if (len)
-		memcpy(p + RDMIG_HEADER_SIZE, payload, len);
-	r->frames[r->n] = p;
-	r->lens[r->n++] = RDMIG_HEADER_SIZE + len;
+	fake_frames_add(&r->q, type, repeat, payload, len);
 }
 
 static void add_register(struct run *r, uint32_t type, uint64_t key, uint32_t block,
@@ -211,8 +197,7 @@ static void finish(struct run *r)
 	fake_end();
 	for (size_t i = 0; i < r->nblocks; i++)
 		munmap(r->block[i], r->length[i]);
-	for (size_t i = 0; i < r->n; i++)
-		free(r->frames[i]);
+	fake_frames_free(&r->q);
 }
 
 /* Run until the end or a failure: the code. */

@@ -31,19 +31,14 @@
 
 /* The frames the fake channel hands out, one per rdmig_recv. */
 struct feed {
-	uint8_t *frames[4];
-	size_t lens[4], n, next;
+	struct fake_frames q;
 };
 
 static bool next_frame(void *ctx, const uint8_t **buf, size_t *len)
 {
 	struct feed *f = ctx;
 
-	if (f->next == f->n)
-		return false;
-	*buf = f->frames[f->next];
-	*len = f->lens[f->next++];
-	return true;
+	return fake_frames_next(&f->q, buf, len);
 }
 
 static void delivered(void *ctx, int rc, const struct rdmig_msg *m)
@@ -61,15 +56,7 @@ static void no_reg(void *ctx, const uint8_t *addr, size_t len, enum engine_acces
 static void add_frame(struct feed *f, uint32_t type, uint32_t repeat, const void *payload,
 		      uint32_t len)
 {
-	struct rdmig_header h = {.len = len, .type = type, .repeat = repeat};
-	uint8_t *p = malloc(RDMIG_HEADER_SIZE + len + 1);
-
-	CHECK(p != NULL);
-	rdmig_encode_header(&h, p);
-	if (len)
-		memcpy(p + RDMIG_HEADER_SIZE, payload, len);
-	f->frames[f->n] = p;
-	f->lens[f->n++] = RDMIG_HEADER_SIZE + len;
+	fake_frames_add(&f->q, type, repeat, payload, len);
 }
 
 /* A COMPRESS of n records; record i covers [starts(i), +length) of block 0. */
@@ -137,8 +124,7 @@ static void finish(struct dest_run *r)
 	rdmig_dest_destroy(r->d);
 	fake_end();
 	munmap(r->block, r->length);
-	for (size_t i = 0; i < r->feed.n; i++)
-		free(r->feed.frames[i]);
+	fake_frames_free(&r->feed.q);
 }
 
 static double now_s(void)

@@ -13,7 +13,6 @@
 #include "fake_io.h"
 
 #define MIB (1024ull * 1024)
-#define MAX_FRAMES 8
 #define MAX_SEEN 16
 
 /* Two blocks: "a" of four chunks (the last short), "b" of two, laid out
@@ -31,8 +30,7 @@ struct seen {
 };
 
 struct run {
-	uint8_t *frames[MAX_FRAMES];
-	size_t lens[MAX_FRAMES], n, next;
+	struct fake_frames q;
 	struct fake_conn conn;
 	struct rdmig_dest *d;
 	uint8_t *block[2];
@@ -44,11 +42,7 @@ static bool next_frame(void *ctx, const uint8_t **buf, size_t *len)
 {
 	struct run *r = ctx;
 
-	if (r->next == r->n)
-		return false;
-	*buf = r->frames[r->next];
-	*len = r->lens[r->next++];
-	return true;
+	return fake_frames_next(&r->q, buf, len);
 }
 
 static void delivered(void *ctx, int rc, const struct rdmig_msg *m)
@@ -64,15 +58,7 @@ static void check_reg(void *ctx, const uint8_t *addr, size_t len, enum engine_ac
 static void add_frame(struct run *r, uint32_t type, uint32_t repeat, const void *payload,
 		      uint32_t len)
 {
-	struct rdmig_header h = {.len = len, .type = type, .repeat = repeat};
-	uint8_t *p = malloc(RDMIG_HEADER_SIZE + len + 1);
-
-	CHECK(p != NULL && r->n < MAX_FRAMES);
-	rdmig_encode_header(&h, p);
-	if (len)
-		memcpy(p + RDMIG_HEADER_SIZE, payload, len);
-	r->frames[r->n] = p;
-	r->lens[r->n++] = RDMIG_HEADER_SIZE + len;
+	fake_frames_add(&r->q, type, repeat, payload, len);
 }
 
 /* One REGISTER_REQUEST or UNREGISTER_REQUEST of n records. */
@@ -130,8 +116,7 @@ static void finish(struct run *r)
 	fake_end();
 	for (size_t i = 0; i < 2; i++)
 		munmap(r->block[i], lengths[i]);
-	for (size_t i = 0; i < r->n; i++)
-		free(r->frames[i]);
+	fake_frames_free(&r->q);
 }
 
 /* Run until the end or a failure, keeping every event but END: the code. */
