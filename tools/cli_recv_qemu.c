@@ -338,13 +338,13 @@ static int write_image(struct rq_state *s, uint32_t i)
 		return -1;
 	for (uint32_t c = 0; c < b->nchunks; c++) {
 		uint64_t off = (uint64_t)c << RDMIG_CHUNK_SHIFT;
-		size_t n = (size_t)rq_chunk_len(len, c);
+		size_t n = (size_t)rdmig_chunk_len(len, c, RDMIG_CHUNK_SIZE);
 		if (cli_cancelled()) {
 			snprintf(s->err, sizeof(s->err), "interrupted by %s while writing the images",
 				 cli_cancel_name());
 			return -1;
 		}
-		b->nonzero[c] = !rq_is_zero(b->mem + off, n);
+		b->nonzero[c] = !rdmig_is_zero(b->mem + off, n);
 		if (b->nonzero[c] && out_write_chunk(&b->img, off, b->mem + off, n))
 			goto fail;
 	}

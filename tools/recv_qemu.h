@@ -82,18 +82,6 @@ struct rq_state {
 	char err[768];
 };
 
-
-/* Bytes of chunk CHUNK in a block of LENGTH bytes (the last one may be short). */
-static inline uint64_t rq_chunk_len(uint64_t length, uint32_t chunk)
-{
-	return rdmig_chunk_len(length, chunk, RDMIG_CHUNK_SIZE);
-}
-
-static inline int rq_is_zero(const uint8_t *p, size_t len)
-{
-	return rdmig_is_zero(p, len);
-}
-
 /* recv_qemu_ramblocks.c: --ramblocks FILE into s->rows; 0, or -1 with s->err */
 int rq_load_ramblocks(struct rq_state *s);
 
