@@ -6,6 +6,7 @@
  * negotiation; peer errors, silence and disconnects.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -415,6 +416,63 @@ DEVICE_TEST(peer_disconnect_ends_a_wait)
 	CHECK_EQ(rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL}),
 		 RDMIG_EDISCONNECTED);
 	CHECK(elapsed_s(&t0) < 10.0);
+	rdmig_conn_destroy(c);
+	CHECK_OK(pair_finish(&p, 60));
+}
+
+/* The destination gives the READY a second late, takes one message, then
+ * leaves (the harness disconnects). */
+static void dest_late_ready_then_leaves(struct rdmig_conn *c, void *arg)
+{
+	struct rdmig_msg m;
+
+	sleep(1);
+	CHECK_OK(rdmig_recv(c, RDMIG_MSG_REGISTER_FINISHED, &m));
+}
+
+/* Sleep on rdmig_conn_fd until it is readable; seconds slept, or -1. */
+static double sleep_on_conn_fd(struct rdmig_conn *c, int timeout_ms)
+{
+	struct timespec t0;
+	struct pollfd pfd = {.events = POLLIN};
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pfd.fd = rdmig_conn_fd(c);
+	if (pfd.fd < 0 || poll(&pfd, 1, timeout_ms) != 1)
+		return -1;
+	return elapsed_s(&t0);
+}
+
+/* An event loop sleeping on rdmig_conn_fd wakes for the peer's READY (not
+ * before: the peer gives it a second late), the send then needs no wait,
+ * and it wakes again as the peer leaves. */
+DEVICE_TEST(conn_fd_wakes_for_the_peers_ready_and_its_leaving)
+{
+	struct pair p = {.dev = dev, .dest = dest_late_ready_then_leaves};
+	struct rdmig_opts o;
+	struct rdmig_conn *c = NULL;
+	struct timespec t0;
+	double slept;
+
+	test_opts(&o);
+	o.timeout_ms = 15000;
+	test_opts(&p.dest_opts);
+	CHECK_OK(pair_start(&p));
+	CHECK_OK(test_connect(&p, &o, &c));
+	CHECK(rdmig_conn_fd(c) >= 0);
+	CHECK_EQ(rdmig_conn_fd(c), rdmig_conn_fd(c));
+	slept = sleep_on_conn_fd(c, 10000);
+	CHECK(slept >= 0.5); /* woke for the READY, not at once */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_OK(rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL}));
+	CHECK(elapsed_s(&t0) < 0.5); /* the READY was there */
+	/* the send's completion or the peer leaving: the fd wakes, and the
+	 * connection soon says the peer is gone */
+	CHECK(sleep_on_conn_fd(c, 10000) >= 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK_EQ(rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL}),
+		 RDMIG_EDISCONNECTED);
+	CHECK(elapsed_s(&t0) < 5.0);
 	rdmig_conn_destroy(c);
 	CHECK_OK(pair_finish(&p, 60));
 }
