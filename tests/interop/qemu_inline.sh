@@ -56,12 +56,12 @@ PATCHED=$1
 DEVICE=$2
 MODE=${3:-all}
 HERE=$(cd "$(dirname "$0")" && pwd)
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 MEM_MIB=64
 
 # shellcheck source=tests/lib/check.sh
 . "$HERE/../lib/check.sh"
+# shellcheck source=tests/interop/interop_lib.sh
+. "$HERE/interop_lib.sh"
 device_ip "$DEVICE" interop
 case $MODE in
 all | dynamic | pin_all | to_stock | from_stock | to_stock_pin_all | from_stock_pin_all | off | ladder | live) ;;
@@ -83,7 +83,6 @@ STOCK=$STOCK_ROOT/usr/bin/qemu-system-x86_64
 FIRMWARE=(-L "$STOCK_ROOT/usr/share/qemu" -L /usr/share/qemu -L /usr/share/seabios)
 "$PATCHED" -trace help 2>/dev/null | grep -q '^qemu_rdma_post_send_control_inline$' ||
 	{ echo "FAIL - $PATCHED has no qemu_rdma_post_send_control_inline trace event: not the patched QEMU"; exit 1; }
-"$PY" -c 'import json, socket' 2>/dev/null || { echo "FAIL - python3 is missing"; exit 1; }
 echo "# patched: $("$PATCHED" --version | head -n1) ($PATCHED)"
 echo "# stock:   $("$STOCK" --version | head -n1)"
 echo "# device $DEVICE ($IP), accel tcg"
@@ -101,9 +100,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-json_num() { grep -o "\"$2\": [0-9.]*" "$1" 2>/dev/null | head -n1 | sed 's/.*: //'; }
-json_str() { grep -o "\"$2\": \"[^\"]*\"" "$1" 2>/dev/null | head -n1 | sed 's/.*: "//; s/"$//'; }
-qmp() { timeout 120 "$PY" "$HERE/qmp.py" "$@"; }
 
 # vm TAG BIN RAMFILE ARGS...: a paused 64 MiB VM whose RAM is RAMFILE
 # (shared), QMP on $WORK/TAG.qmp, trace in $WORK/TAG.trace; sets QPID
@@ -128,7 +124,7 @@ migrate_pair() {
 	local tag=$1 src=$2 dst=$3 reg=$4 inl=$5 attempt spid dpid
 	local knob=(-global "migration.x-rdma-inline=$inl")
 	[ "$inl" = on ] && knob=()
-	"$PY" "$HERE/ramimage.py" "$MEM_MIB" "$WORK/$tag.src.ram" || { MRC=1 DST=none; return; }
+	ram_image "$MEM_MIB" "$WORK/$tag.src.ram" || { MRC=1 DST=none; return; }
 	for attempt in 1 2; do
 		rm -f "$WORK/$tag".{src,dst}.{trace,log,qmp} "$WORK/$tag.dst.ram"
 		vm "$tag.dst" "$dst" "$WORK/$tag.dst.ram" "${knob[@]}" -incoming "rdma:$IP:$PORT"
@@ -310,7 +306,7 @@ mode_live() {
 	check "the dirtier guest builds (as --32, ld -m elf_i386)" \
 		eval 'as --32 -o "$WORK/dirtier.o" "$HERE/dirtier.S" &&
 			ld -m elf_i386 -Ttext=0x100000 -e start -o "$WORK/dirtier.elf" "$WORK/dirtier.o"' || return
-	"$PY" "$HERE/ramimage.py" "$MEM_MIB" "$WORK/$tag.src.ram" 8 56 || return
+	ram_image "$MEM_MIB" "$WORK/$tag.src.ram" 8 56 || return
 	# the same machine on both sides: the serial port too
 	vm "$tag.dst" "$PATCHED" "$WORK/$tag.dst.ram" -kernel "$WORK/dirtier.elf" \
 		-serial "file:$WORK/$tag.dst.serial" -incoming "rdma:$IP:$PORT"

@@ -43,12 +43,12 @@ MODE=${3:-dynamic}
 QEMU_VERSION=${4:-7.2}
 HERE=$(cd "$(dirname "$0")" && pwd)
 RDMIG=$BUILD/rdmig
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 MEM_MIB=64
 
 # shellcheck source=tests/lib/check.sh
 . "$HERE/../lib/check.sh"
+# shellcheck source=tests/interop/interop_lib.sh
+. "$HERE/interop_lib.sh"
 device_ip "$DEVICE" interop
 [ -x "$RDMIG" ] || { echo "FAIL - $RDMIG is missing: build first"; exit 1; }
 QEMU=$("$HERE/../../scripts/qemu-peer" "$QEMU_VERSION" 2>"${TMPDIR:-/tmp}/qemu-peer.$$" | tail -n1)
@@ -58,7 +58,6 @@ if [ ! -x "$QEMU" ]; then
 	exit 1
 fi
 rm -f "${TMPDIR:-/tmp}/qemu-peer.$$"
-"$PY" -c 'import json, socket' 2>/dev/null || { echo "FAIL - python3 is missing"; exit 1; }
 echo "# $($QEMU --version | head -n1); accel tcg (no usable KVM in the test guest); device $DEVICE ($IP)"
 
 # `rdmig recv --qemu` once the command table routes it; until then the
@@ -91,9 +90,6 @@ cleanup() {
 trap cleanup EXIT
 
 now_ms() { local t=${EPOCHREALTIME//[!0-9]/}; echo $((10#$t / 1000)); }
-json_num() { grep -o "\"$2\": [0-9.]*" "$1" 2>/dev/null | head -n1 | sed 's/.*: //'; }
-json_str() { grep -o "\"$2\": \"[^\"]*\"" "$1" 2>/dev/null | head -n1 | sed 's/.*: "//; s/"$//'; }
-qmp() { timeout 120 "$PY" "$HERE/qmp.py" "$@"; }
 safe_name() { printf '%s' "$1" | sed 's/[^A-Za-z0-9._-]/_/g'; }
 
 # ------------------------------------------------------------ processes --
@@ -294,7 +290,7 @@ to_rdmig() {
 		break
 	done
 	cat "$WORK/$tag.migrate.err" >&2
-	# a killed source (mode killed) has no QMP to ask: qmp.py would wait a
+	# a killed source (mode killed) has no QMP to ask: the client would wait a
 	# minute per call for the socket to answer
 	if kill -0 "$(cat "$WORK/$tag.pid" 2>/dev/null)" 2>/dev/null; then
 		qmp "$WORK/$tag.qmp" status >"$WORK/$tag.src-status" 2>/dev/null
@@ -320,7 +316,7 @@ to_qemu() {
 }
 
 ram_file() { # TAG [ZERO_FROM ZERO_TO]: the source's RAM, $WORK/TAG.ram
-	"$PY" "$HERE/ramimage.py" "$MEM_MIB" "$WORK/$1.ram" "${@:2}"
+	ram_image "$MEM_MIB" "$WORK/$1.ram" "${@:2}"
 }
 
 # ---------------------------------------------------------------- modes --
