@@ -315,7 +315,7 @@ static int next_request(struct rdmig_listener *l, long long deadline, bool wait,
 		int err;
 
 		if (!wait)
-			err = rdma_get_cm_event(l->ec, ev) ? errno : 0;
+			err = rdma_get_cm_event(l->ec, ev) ? (errno ? errno : EIO) : 0;
 		else if (deadline && left <= 0)
 			err = ETIMEDOUT;
 		else
