@@ -56,7 +56,10 @@
  *  - Every call that waits for the peer blocks the calling thread, for at
  *    most opts.timeout_ms per wait (accept: opts.accept_timeout_ms), and
  *    returns RDMIG_ECANCELED within 100 ms of *opts.cancel becoming
- *    non-zero, and at once when opts.cancel_fd becomes readable.
+ *    non-zero, and at once when opts.cancel_fd becomes readable.  Event
+ *    loops (0.2): rdmig_conn_fd and rdmig_listener_fd to sleep on, and
+ *    rdmig_dest_try_next and rdmig_try_accept, which return RDMIG_EAGAIN
+ *    instead of waiting for the peer's next message or request.
  *  - Destroy functions may block: rdmig_conn_destroy of a connected handle
  *    waits up to 2 s for posted sends to complete before it disconnects,
  *    then for the kernel to tear the QP and CM id down (milliseconds on
