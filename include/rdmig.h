@@ -386,7 +386,8 @@ int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out);
  * takes the queued events; a request that passes the filter and the
  * capability check is accepted as rdmig_accept does, and one that fails
  * either is rejected and forgotten (as there), then the next queued one is
- * looked at.  RDMIG_EAGAIN when no acceptable request was queued: sleep on
+ * looked at.  RDMIG_EAGAIN (and *out NULL) when no acceptable request was
+ * queued, or after 16 refusals in one call (the fd stays readable): sleep on
  * the fd again.  Accepting still blocks, for the handshake only: creating
  * the connection's resources, then waiting at most opts.timeout_ms for it
  * to be established (the source's answer to our accept; cancel and
