@@ -4,7 +4,8 @@
  * devices (issue 17): rdmig_dest_try_next with poll(2) on rdmig_conn_fd
  * against a real source engine (the data arrives byte for byte, the loop
  * sleeps while the source is quiet instead of spinning, one READY per
- * message, rdmig_dest_next mixed in); and a listener polled on
+ * message, rdmig_dest_next mixed in; a cancelled receive leaves its READY
+ * out, and the next sends none); and a listener polled on
  * rdmig_listener_fd with rdmig_try_accept, which neither waits for a
  * request before one came nor after it refused one.
  */
@@ -186,6 +187,63 @@ DEVICE_TEST(dest_try_next_sleeps_on_conn_fd)
 DEVICE_TEST(dest_try_next_sleeps_on_conn_fd_pin_all)
 {
 	run_event_loop(dev, true);
+}
+
+/* ------------------------------------------- one READY per message -- */
+
+/* The destination's READY goes out once per message: a receive that gave
+ * it and was cancelled before the message came leaves it given, and the
+ * next receive only waits.  arg: the cancel pipe, whose read end is the
+ * destination's opts.cancel_fd. */
+static void dest_cancelled_then_receives(struct rdmig_conn *c, void *arg)
+{
+	const int *cancel = arg;
+	struct rdmig_counters n = {.size = sizeof(n)};
+	struct rdmig_msg m;
+	char b = 1;
+
+	CHECK_EQ(write(cancel[1], &b, 1), 1);
+	CHECK_EQ(rdmig_recv(c, RDMIG_MSG_NONE, &m), RDMIG_ECANCELED);
+	CHECK_EQ(read(cancel[0], &b, 1), 1);
+	rdmig_conn_counters(c, &n);
+	CHECK_EQ(n.sent[RDMIG_MSG_READY], 1);
+	CHECK_OK(rdmig_recv(c, RDMIG_MSG_QEMU_FILE, &m));
+	CHECK_MEM_EQ(m.payload, "x", 1);
+	rdmig_conn_counters(c, &n);
+	CHECK_EQ(n.sent[RDMIG_MSG_READY], 1);
+	CHECK_OK(rdmig_recv(c, RDMIG_MSG_QEMU_FILE, &m));
+	CHECK_MEM_EQ(m.payload, "y", 1);
+	rdmig_conn_counters(c, &n);
+	CHECK_EQ(n.sent[RDMIG_MSG_READY], 2);
+}
+
+DEVICE_TEST(a_cancelled_receive_leaves_one_ready_out)
+{
+	int cancel[2];
+	struct pair p = {.dev = dev, .dest = dest_cancelled_then_receives, .arg = cancel};
+	const struct timespec late = {1, 0};
+	struct rdmig_opts o;
+	struct rdmig_conn *c = NULL;
+	struct rdmig_counters n = {.size = sizeof(n)};
+
+	CHECK_OK(pipe(cancel));
+	test_opts(&o);
+	test_opts(&p.dest_opts);
+	p.dest_opts.cancel_fd = cancel[0];
+	CHECK_OK(pair_start(&p));
+	CHECK_OK(test_connect(&p, &o, &c));
+	nanosleep(&late, NULL); /* the destination's first receive is cancelled meanwhile */
+	CHECK_OK(rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 1, "x"}));
+	CHECK_OK(rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 1, "y"}));
+	/* no READY for a third: the destination leaves instead */
+	CHECK_EQ(rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 1, "z"}),
+		 RDMIG_EDISCONNECTED);
+	rdmig_conn_counters(c, &n);
+	CHECK_EQ(n.received[RDMIG_MSG_READY], 2);
+	rdmig_conn_destroy(c);
+	CHECK_OK(pair_finish(&p, 60));
+	close(cancel[0]);
+	close(cancel[1]);
 }
 
 /* --------------------------------------------- a listener in a loop -- */
