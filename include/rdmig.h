@@ -56,7 +56,10 @@
  *  - Every call that waits for the peer blocks the calling thread, for at
  *    most opts.timeout_ms per wait (accept: opts.accept_timeout_ms), and
  *    returns RDMIG_ECANCELED within 100 ms of *opts.cancel becoming
- *    non-zero, and at once when opts.cancel_fd becomes readable.
+ *    non-zero, and at once when opts.cancel_fd becomes readable.  Event
+ *    loops (0.2): rdmig_conn_fd and rdmig_listener_fd to sleep on, and
+ *    rdmig_dest_try_next and rdmig_try_accept, which return RDMIG_EAGAIN
+ *    instead of waiting for the peer's next message or request.
  *  - Destroy functions may block: rdmig_conn_destroy of a connected handle
  *    waits up to 2 s for posted sends to complete before it disconnects,
  *    then for the kernel to tear the QP and CM id down (milliseconds on
@@ -87,7 +90,7 @@ extern "C" {
  *                          with that errno (-EPERM, -EADDRINUSE, ...), or a
  *                          condition errno already names (the five codes
  *                          below that are equal to -EINVAL, -ENOMEM, ...)
- *   -1001 .. -1017         rdmig's own protocol and library codes
+ *   -1001 .. -1018         rdmig's own protocol and library codes
  *                          (-(RDMIG_ELIB_BASE + n)): no errno is there
  *
  * The two ranges cannot collide (Linux errno values end near 133).
@@ -124,10 +127,15 @@ enum rdmig_error {
 	RDMIG_ESTATE = -(RDMIG_ELIB_BASE + 15),       /* call not valid in this state */
 	RDMIG_ETOOBIG = -(RDMIG_ELIB_BASE + 16),      /* message larger than a control buffer */
 	RDMIG_EPROTO = -(RDMIG_ELIB_BASE + 17),       /* any other protocol violation */
+	/* Not a failure (0.2): a non-blocking call (rdmig_dest_try_next,
+	 * rdmig_try_accept) found nothing to do yet; sleep on the handle's fd
+	 * and call again.  An rdmig code, not -EAGAIN: a system call failing
+	 * with EAGAIN stays a failure and cannot be taken for "call again". */
+	RDMIG_EAGAIN = -(RDMIG_ELIB_BASE + 18),
 };
 /* The lowest of rdmig's own codes (a new code goes below it, never
  * renumbering one). */
-#define RDMIG_ERROR_MIN RDMIG_EPROTO
+#define RDMIG_ERROR_MIN RDMIG_EAGAIN
 
 /* A fixed description of a code: rdmig's own, or any -errno (the C
  * library's text); "unknown error" for anything else. */
@@ -365,6 +373,33 @@ int rdmig_listen(struct rdmig_listener *l, const char *host, const char *port);
 /* The port actually bound (useful with port "0"); 0 before rdmig_listen. */
 uint16_t rdmig_listener_port(const struct rdmig_listener *l);
 int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out);
+/*
+ * Event loops (0.2).  rdmig_listener_fd returns a file descriptor that is
+ * readable while the listener has an rdma_cm event queued: a connection
+ * request, or (rarely) another event of its ids, a device removal or an
+ * address change, which the accept functions take and ignore.  The same fd
+ * every time; -1 for NULL or before rdmig_listen.  It belongs to the
+ * library: do not read, close or change it (rdmig_listener_destroy closes
+ * it).
+ *
+ * rdmig_try_accept is rdmig_accept without the wait for a request: it
+ * takes the queued events; a request that passes the filter and the
+ * capability check is accepted as rdmig_accept does, and one that fails
+ * either is rejected and forgotten (as there), then the next queued one is
+ * looked at.  RDMIG_EAGAIN (and *out NULL) when no acceptable request was
+ * queued, or after 16 refusals in one call (the fd stays readable): sleep on
+ * the fd again.  Accepting still blocks, for the handshake only: creating
+ * the connection's resources, then waiting at most opts.timeout_ms for it
+ * to be established (the source's answer to our accept; cancel and
+ * cancel_fd end that wait).  accept_timeout_ms does not apply: the loop
+ * decides how long it waits for a source.  Use rdmig_try_accept, not
+ * rdmig_accept, after the fd woke: the wake may be for an event that is
+ * not a request, or for a request the filter refuses, and rdmig_accept
+ * would then wait for the next request (up to accept_timeout_ms, forever
+ * by default).
+ */
+int rdmig_listener_fd(struct rdmig_listener *l);
+int rdmig_try_accept(struct rdmig_listener *l, struct rdmig_conn **out);
 const char *rdmig_listener_errmsg(const struct rdmig_listener *l);
 void rdmig_listener_destroy(struct rdmig_listener *l);
 
@@ -421,7 +456,9 @@ const char *rdmig_conn_device(const struct rdmig_conn *c);
  * Mind the READY flow: the peer sends a message only after our READY, and
  * rdmig_recv (and so rdmig_dest_next) sends that READY itself, then
  * waits.  Sleeping on the fd before them waits only for a disconnect or
- * an ERROR: call them at once (opts.cancel_fd stops their wait).
+ * an ERROR: call them at once (opts.cancel_fd stops their wait), or, on a
+ * destination, use rdmig_dest_try_next, which sends the READY and returns
+ * RDMIG_EAGAIN instead of waiting: then sleep on the fd.
  * The fd belongs to the library: do not read, close or change it; it is
  * closed by rdmig_conn_destroy.  Use it from the thread that makes the
  * calls on c.  -1 when c is NULL, or when the connection failed while
@@ -666,6 +703,33 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
  * every later call returns the same code and receives nothing.
  */
 int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev);
+/*
+ * rdmig_dest_next for an event loop (0.2): it never waits for the source's
+ * next message.  It sends the READY that message needs (once: a call that
+ * finds it sent does not send another), then looks whether the message
+ * came: when it did, it is served and the event returned exactly as
+ * rdmig_dest_next would; when not, RDMIG_EAGAIN (nothing failed, nothing
+ * is sticky): sleep on rdmig_conn_fd of the connection, which becomes
+ * readable when the message (or the disconnect, or an ERROR) comes, and
+ * call again.  RDMIG_EV_END, failures and the sticky failure are as with
+ * rdmig_dest_next, and the two may be mixed freely: rdmig_dest_next after
+ * an RDMIG_EAGAIN waits for the message the READY already asked for.  No
+ * timeout runs for the message: the loop decides how long it waits.
+ *
+ * What may still block, each step bounded by opts.timeout_ms unless said
+ * otherwise, none waiting for the peer's next message: sending the READY
+ * and the replies (REGISTER_RESULT, UNREGISTER_FINISHED, RAM_BLOCKS_RESULT)
+ * when the send queue is full or the copy buffer is still in use (local
+ * completions only); registering memory (REGISTER_REQUEST: the chunks
+ * asked for; with PIN_ALL the whole blocks, when the blocks are sent:
+ * time in proportion to their size, no timeout); zeroing COMPRESS ranges
+ * (in proportion to their size; opts.cancel is looked at); and after a
+ * violation, telling the source (up to about 2 s).  Several of those may
+ * happen in one call: the records of one message are served together, and
+ * a message that yields no event (REGISTER_REQUEST...) is followed by the
+ * READY for the next and one more look, never a wait.
+ */
+int rdmig_dest_try_next(struct rdmig_dest *d, struct rdmig_event *ev);
 /*
  * Destination events: which served requests rdmig_dest_next reports, as a
  * mask of RDMIG_DEST_REPORT_* bits (RDMIG_EINVAL for any other bit;

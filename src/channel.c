@@ -261,31 +261,67 @@ int rdmig_request(struct rdmig_conn *c, const struct rdmig_msg *msg, uint32_t re
 	return ret ? ret : rdmig__conn_request_reply(c, reply_type, reply);
 }
 
-/* QEMU's exchange_recv: give the peer a credit and take its message.  The
- * receive goes back only at the next call, just before the next READY:
- * the message (out->payload points into the slot) is the caller's until
- * then.  Posting it at once would let a source that sends without waiting
- * for READY have the device overwrite the payload while it is being
- * handled; now such a send finds no receive (an RNR retry on RoCE, the end
- * of the connection on iWARP) and the payload stays intact. */
+/* QEMU's exchange_recv, first half: give the peer its credit for the next
+ * message, unless it has it already (a call that gave it then did not
+ * take the message: a timeout, a cancel, rdmig__conn_try_recv finding
+ * nothing yet).  A second READY would let the peer send twice.  The
+ * receive goes back only now, just before the READY: the previous message
+ * (out->payload points into the slot) was the caller's until then.
+ * Posting it at once would let a source that sends without waiting for
+ * READY have the device overwrite the payload while it is being handled;
+ * now such a send finds no receive (an RNR retry on RoCE, the end of the
+ * connection on iWARP) and the payload stays intact. */
+static int give_ready(struct rdmig_conn *c)
+{
+	static const struct rdmig_msg ready = {.type = RDMIG_MSG_READY, .repeat = 1};
+	int ret;
+
+	if (c->message_owed)
+		return 0;
+	ret = rdmig__conn_post_recv(c, SLOT_READY);
+	if (!ret)
+		ret = post_control(c, &ready);
+	if (!ret)
+		c->message_owed = true;
+	return ret;
+}
+
+static int check_expect(struct rdmig_conn *c, uint32_t expect)
+{
+	if (expect >= RDMIG_MSG_TYPE_COUNT)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL, "cannot expect type %u",
+				   expect);
+	return 0;
+}
+
+/* ... and the second: take its message. */
 int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
 {
 	if (!c)
 		return RDMIG_EINVAL;
-	static const struct rdmig_msg ready = {.type = RDMIG_MSG_READY, .repeat = 1};
-	int ret;
+	int ret = check_expect(c, expect);
 
-	if (expect >= RDMIG_MSG_TYPE_COUNT)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL, "cannot expect type %u",
-				   expect);
-	ret = rdmig__conn_post_recv(c, SLOT_READY);
 	if (!ret)
-		ret = post_control(c, &ready);
-	if (!ret) {
-		c->message_owed = true;
+		ret = give_ready(c);
+	if (!ret)
 		ret = take_message(c, SLOT_READY, expect, out,
 				   expect ? rdmig_msg_type_name(expect) : "the next message");
-	}
+	return ret;
+}
+
+int rdmig__conn_try_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
+{
+	const char *what = expect ? rdmig_msg_type_name(expect) : "the next message";
+	enum conn_slot slot = SLOT_READY;
+	int ret = check_expect(c, expect);
+
+	if (!ret)
+		ret = give_ready(c);
+	if (!ret)
+		ret = rdmig__conn_check(c, recv_done, &slot, what);
+	/* there: take_message's wait ends at its first look */
+	if (!ret)
+		ret = take_message(c, SLOT_READY, expect, out, what);
 	return ret;
 }
 

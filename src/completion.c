@@ -304,6 +304,38 @@ static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 	return 0;
 }
 
+/* What a wait for `what` returns once the peer is gone. */
+static int disconnected_code(struct rdmig_conn *c, const char *what)
+{
+	if (peer_error_arrived(c)) {
+		/* it said why before it went: that is the cause */
+		c->counters.received[RDMIG_MSG_ERROR]++;
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EPEER,
+				   "the peer sent ERROR and disconnected while we waited "
+				   "for %s", what);
+	}
+	/* Not necessarily an error: a source ends a migration this way.
+	 * The caller decides; log it at INFO only. */
+	snprintf(c->errmsg, sizeof(c->errmsg), "the peer disconnected while we waited for %s%s%s",
+		 what, c->disconnect_reason[0] ? ": " : "", c->disconnect_reason);
+	rdmig__log(&c->opts, RDMIG_LOG_INFO, "%s", c->errmsg);
+	return RDMIG_EDISCONNECTED;
+}
+
+/* The wait below without the sleep: one look at the CM channel and both
+ * CQs.  Queued rdma_cm events are taken first, then completions, so a
+ * message that came before the disconnect is still seen, as in a wait. */
+int rdmig__conn_check(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what)
+{
+	int ret = take_cm_events(c);
+
+	if (!ret)
+		ret = rdmig__conn_reap(c);
+	if (ret || cond(c, arg))
+		return ret;
+	return c->disconnected ? disconnected_code(c, what) : RDMIG_EAGAIN;
+}
+
 int rdmig__conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what)
 {
 	int64_t deadline = c->opts.timeout_ms > 0 ? now_ms() + c->opts.timeout_ms : INT64_MAX;
@@ -319,22 +351,8 @@ int rdmig__conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, c
 		 * and waking from poll(2) can cost a scheduler tick. */
 		if (spin_until && !c->disconnected && now_us() < spin_until)
 			continue;
-		if (c->disconnected && peer_error_arrived(c)) {
-			/* it said why before it went: that is the cause */
-			c->counters.received[RDMIG_MSG_ERROR]++;
-			return rdmig__fail(&c->opts, c->errmsg, RDMIG_EPEER,
-					   "the peer sent ERROR and disconnected while we waited "
-					   "for %s", what);
-		}
-		if (c->disconnected) {
-			/* Not necessarily an error: a source ends a migration this way.
-			 * The caller decides; log it at INFO only. */
-			snprintf(c->errmsg, sizeof(c->errmsg),
-				 "the peer disconnected while we waited for %s%s%s", what,
-				 c->disconnect_reason[0] ? ": " : "", c->disconnect_reason);
-			rdmig__log(&c->opts, RDMIG_LOG_INFO, "%s", c->errmsg);
-			return RDMIG_EDISCONNECTED;
-		}
+		if (c->disconnected)
+			return disconnected_code(c, what);
 		/* Arm, then look once more: a completion may have slipped in between. */
 		ret = arm_cqs(c);
 		if (!ret)

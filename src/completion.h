@@ -19,6 +19,11 @@ typedef bool (*conn_cond_fn)(const struct rdmig_conn *c, const void *arg);
 /* Wait until cond(c, arg) holds.  what names the wait in error messages. */
 int rdmig__conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what);
 
+/* The same without sleeping: 0 when cond holds after one look (rdma_cm
+ * events taken, completions reaped), RDMIG_EAGAIN when it does not yet,
+ * or what the wait would return for a disconnect or a failure. */
+int rdmig__conn_check(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what);
+
 /* Reap whatever completions are there, without sleeping. */
 int rdmig__conn_reap(struct rdmig_conn *c);
 

@@ -165,6 +165,10 @@ int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms);
  * reply travels (the source registers its own chunk meanwhile). */
 int rdmig__conn_request_send(struct rdmig_conn *c, const struct rdmig_msg *msg);
 int rdmig__conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct rdmig_msg *reply);
+/* channel.c: rdmig_recv without the wait: give the peer its READY unless
+ * it has it, then take its message if it came; RDMIG_EAGAIN when it did
+ * not yet (call again: no second READY goes out). */
+int rdmig__conn_try_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out);
 /* channel.c: post one RDMA WRITE (signaled when force or when due). */
 int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
 		    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id);

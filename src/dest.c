@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dest_events.h"
+#include "dest_step.h"
 #include "dest_zranges.h"
 #include "engine.h"
 
@@ -526,7 +527,9 @@ static int dispatch(struct rdmig_dest *d, const struct rdmig_msg *m, struct rdmi
 	}
 }
 
-static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
+/* The next event; without wait, RDMIG_EAGAIN when it needs a message
+ * that has not come yet. */
+static int next_event(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
 {
 	/* the records of a message served before go out first, one a call */
 	if (rdmig__dest_events_pop(&d->events, ev))
@@ -543,7 +546,8 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
 	for (;;) {
 		struct rdmig_msg m;
 		bool ret_now = false;
-		int ret = d->io.ops->recv(d->io.ctx, RDMIG_MSG_NONE, &m);
+		int ret = wait ? d->io.ops->recv(d->io.ctx, RDMIG_MSG_NONE, &m)
+			       : d->io.ops->try_recv(d->io.ctx, RDMIG_MSG_NONE, &m);
 
 		if (ret == RDMIG_EDISCONNECTED) {
 			*ev = (struct rdmig_event){.type = RDMIG_EV_END};
@@ -565,14 +569,18 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev)
 
 /* After a failure nothing more is received or served: a hostile source may
  * go on sending after our ERROR, and a message waiting in a slot must stay
- * unread.  Every later call returns the same code. */
-int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev)
+ * unread.  Every later call returns the same code.  RDMIG_EAGAIN is no
+ * failure.  (rdmig_dest_next and rdmig_dest_try_next: dest_step.c.) */
+int rdmig__dest_step(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
 {
-	if (!d)
-		return RDMIG_EINVAL;
-	if (!d->failed)
-		d->failed = next_event(d, ev);
-	return d->failed;
+	int ret;
+
+	if (d->failed)
+		return d->failed;
+	ret = next_event(d, ev, wait);
+	if (ret != RDMIG_EAGAIN)
+		d->failed = ret;
+	return ret;
 }
 
 void rdmig_dest_stats(const struct rdmig_dest *d, struct rdmig_engine_stats *out)

@@ -74,6 +74,9 @@ struct engine_io_ops {
 	/* Give the peer a READY and take its next message (expect as
 	 * rdmig_recv); the payload stays valid until the next recv. */
 	int (*recv)(void *ctx, uint32_t expect, struct rdmig_msg *msg);
+	/* recv without the wait: RDMIG_EAGAIN when the message has not come
+	 * yet (the READY went out; neither call sends it again). */
+	int (*try_recv)(void *ctx, uint32_t expect, struct rdmig_msg *msg);
 	/* Answer the message just received (no READY is waited for). */
 	int (*reply)(void *ctx, const struct rdmig_msg *msg);
 	/* Tell the peer we abort (best effort); keeps the errmsg buffer. */

@@ -90,6 +90,11 @@ static int conn_io_recv(void *ctx, uint32_t expect, struct rdmig_msg *msg)
 	return rdmig_recv(ctx, expect, msg);
 }
 
+static int conn_io_try_recv(void *ctx, uint32_t expect, struct rdmig_msg *msg)
+{
+	return rdmig__conn_try_recv(ctx, expect, msg);
+}
+
 static int conn_io_reply(void *ctx, const struct rdmig_msg *msg)
 {
 	return rdmig_reply(ctx, msg);
@@ -121,6 +126,7 @@ static const struct engine_io_ops conn_io_ops = {
 	.request_send = conn_io_request_send,
 	.request_reply = conn_io_request_reply,
 	.recv = conn_io_recv,
+	.try_recv = conn_io_try_recv,
 	.reply = conn_io_reply,
 	.send_error = conn_io_send_error,
 	.established = conn_io_established,

@@ -37,6 +37,7 @@ static const struct error_entry error_table[] = {
 	E(RDMIG_ESTATE, "operation not valid in this state"),
 	E(RDMIG_ETOOBIG, "message larger than a control buffer"),
 	E(RDMIG_EPROTO, "protocol violation"),
+	E(RDMIG_EAGAIN, "nothing yet: call again once the fd is readable"),
 };
 #undef E
 

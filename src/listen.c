@@ -19,6 +19,11 @@
  * port could otherwise end a destination before its real source arrives
  * with one malformed request.  Only the accepted connection's failures end
  * rdmig_accept.
+ *
+ * An event loop sleeps on the listener's channel fd (rdmig_listener_fd)
+ * and calls rdmig_try_accept, which takes only the events already queued:
+ * neither an event that is not a request nor a refused request can make it
+ * wait for the next one.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -286,22 +291,39 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 	return 0;
 }
 
-/* The next connection request before the deadline (0: none). */
-static int next_request(struct rdmig_listener *l, long long deadline, struct rdma_cm_event **ev)
+/* Why waiting for a request failed (err: a positive errno). */
+static int request_wait_failed(struct rdmig_listener *l, int err)
+{
+	if (l->refused)
+		return rdmig__fail(&l->opts, l->errmsg, wait_errcode(err),
+				   "waiting for a source to connect: %s (%u connection "
+				   "request%s refused meanwhile, the last: %s)", strerror(err),
+				   l->refused, l->refused == 1 ? "" : "s", l->last_refusal);
+	return rdmig__fail(&l->opts, l->errmsg, wait_errcode(err),
+			   "waiting for a source to connect: %s", strerror(err));
+}
+
+/* The next connection request before the deadline (0: none); without
+ * wait, the next one queued, or RDMIG_EAGAIN.  Other events are taken,
+ * logged and dropped: they wake a caller's poll on the channel's fd, but
+ * must not make it wait. */
+static int next_request(struct rdmig_listener *l, long long deadline, bool wait,
+			struct rdma_cm_event **ev)
 {
 	for (;;) {
 		long long left = deadline ? deadline - rdmig__cm_now_ms() : 0;
-		int err = deadline && left <= 0 ? ETIMEDOUT
-						: rdmig__cm_event_wait_cancellable(l->ec, (int)left, &l->opts, ev);
+		int err;
 
-		if (err && l->refused)
-			return rdmig__fail(&l->opts, l->errmsg, wait_errcode(err),
-					   "waiting for a source to connect: %s (%u connection "
-					   "request%s refused meanwhile, the last: %s)", strerror(err),
-					   l->refused, l->refused == 1 ? "" : "s", l->last_refusal);
+		if (!wait)
+			err = rdma_get_cm_event(l->ec, ev) ? (errno ? errno : EIO) : 0;
+		else if (deadline && left <= 0)
+			err = ETIMEDOUT;
+		else
+			err = rdmig__cm_event_wait_cancellable(l->ec, (int)left, &l->opts, ev);
+		if (!wait && err == EAGAIN)
+			return RDMIG_EAGAIN;
 		if (err)
-			return rdmig__fail(&l->opts, l->errmsg, wait_errcode(err),
-					   "waiting for a source to connect: %s", strerror(err));
+			return request_wait_failed(l, err);
 		if ((*ev)->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 			return 0;
 		rdmig__log(&l->opts, RDMIG_LOG_DEBUG, "listener ignored %s",
@@ -332,25 +354,23 @@ static bool source_allowed(struct rdmig_listener *l, struct rdma_cm_id *id)
 	return false;
 }
 
-int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
-{
-	long long deadline = l && l->opts.accept_timeout_ms > 0
-				     ? rdmig__cm_now_ms() + l->opts.accept_timeout_ms
-				     : 0;
+/* How many requests one rdmig_try_accept refuses before it returns to
+ * the caller's loop (the fd stays readable for the rest): a stream of bad
+ * requests must not keep an event loop here. */
+#define TRY_ACCEPT_MAX_REFUSED 16
 
-	if (!l || !out)
-		return RDMIG_EINVAL;
-	*out = NULL;
-	if (!l->ec)
-		return rdmig__fail(&l->opts, l->errmsg, RDMIG_ESTATE, "accept before listen");
-	l->refused = 0;
-	for (;;) {
+/* Take requests until one passes both gates, then accept it.  With wait,
+ * until the deadline (0: none); without, only those already queued. */
+static int accept_next(struct rdmig_listener *l, long long deadline, bool wait,
+		       struct rdmig_conn **out)
+{
+	for (unsigned refused = 0; wait || refused < TRY_ACCEPT_MAX_REFUSED; refused++) {
 		struct rdma_cm_event *ev;
 		struct rdmig_caps caps = {0, 0};
 		uint8_t pdata[RDMIG_CAPS_SIZE];
 		size_t plen;
 		struct rdma_cm_id *id;
-		int ret = next_request(l, deadline, &ev);
+		int ret = next_request(l, deadline, wait, &ev);
 
 		if (ret)
 			return ret;
@@ -370,6 +390,44 @@ int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
 		}
 		return setup_conn(l, id, &caps, out);
 	}
+	return RDMIG_EAGAIN;
+}
+
+/* The accept functions' common checks; 0 when they may go on. */
+static int accept_start(struct rdmig_listener *l, struct rdmig_conn **out)
+{
+	if (!l || !out)
+		return RDMIG_EINVAL;
+	*out = NULL;
+	if (!l->ec)
+		return rdmig__fail(&l->opts, l->errmsg, RDMIG_ESTATE, "accept before listen");
+	return 0;
+}
+
+int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
+{
+	long long deadline = l && l->opts.accept_timeout_ms > 0
+				     ? rdmig__cm_now_ms() + l->opts.accept_timeout_ms
+				     : 0;
+	int ret = accept_start(l, out);
+
+	if (ret)
+		return ret;
+	l->refused = 0;
+	return accept_next(l, deadline, true, out);
+}
+
+int rdmig_try_accept(struct rdmig_listener *l, struct rdmig_conn **out)
+{
+	int ret = accept_start(l, out);
+
+	return ret ? ret : accept_next(l, 0, false, out);
+}
+
+int rdmig_listener_fd(struct rdmig_listener *l)
+{
+	/* the channel is non-blocking (rdmig__cm_channel_create) */
+	return l && l->ec ? l->ec->fd : -1;
 }
 
 void rdmig_listener_set_filter(struct rdmig_listener *l, rdmig_accept_filter_fn fn, void *ctx)

@@ -38,7 +38,8 @@ void fake_begin(struct fake_conn *conn, const struct fake_hooks *hooks, unsigned
 	fake.hooks = *hooks;
 	fake.fail_reg_at = fail_reg_at;
 	fake.recvs = fake.errors_sent = fake.regs = fake.live_regions = 0;
-	fake.disconnected = fake.reg_failed = false;
+	fake.try_recvs = fake.eagains = 0;
+	fake.disconnected = fake.reg_failed = fake.ready_out = false;
 	fake.nreplies = 0;
 	fake.nregions = 0;
 }
@@ -70,23 +71,32 @@ const struct fake_region *fake_region_of(uint32_t rkey)
 
 /* ----------------------------------------------------------- channel -- */
 
-/* As channel.c: one READY, one message, parsed; errors named in errmsg. */
-static int fake_recv(void *ctx, uint32_t expect, struct rdmig_msg *out)
+/* As channel.c: one READY per message, however often it is asked for;
+ * the previous message's buffer goes back with it. */
+static void give_ready(void)
 {
-	struct fake_conn *c = check_conn(ctx, "recv");
+	if (fake.disconnected)
+		fake_fail("recv again after it reported the disconnect");
+	if (fake.ready_out)
+		return;
+	if (fake.hooks.before_recv)
+		fake.hooks.before_recv(fake.hooks.ctx);
+	fake.recvs++;
+	fake.ready_out = true;
+	free(fake.rx);
+	fake.rx = NULL;
+}
+
+/* Take the message the READY asked for, parsed; errors named in errmsg. */
+static int take(struct fake_conn *c, uint32_t expect, struct rdmig_msg *out)
+{
 	const uint8_t *frame;
 	struct rdmig_msg m;
 	char why[256];
 	size_t len;
 	int ret;
 
-	if (fake.disconnected)
-		fake_fail("recv again after it reported the disconnect");
-	if (fake.hooks.before_recv)
-		fake.hooks.before_recv(fake.hooks.ctx);
-	fake.recvs++;
-	free(fake.rx);
-	fake.rx = NULL;
+	fake.ready_out = false;
 	if (!fake.hooks.next_frame(fake.hooks.ctx, &frame, &len)) {
 		fake.disconnected = true;
 		fake.hooks.delivered(fake.hooks.ctx, RDMIG_EDISCONNECTED, NULL);
@@ -106,6 +116,27 @@ static int fake_recv(void *ctx, uint32_t expect, struct rdmig_msg *out)
 		return rdmig__fail(&c->opts, c->errmsg, ret, "bad message: %s", why);
 	*out = m;
 	return 0;
+}
+
+static int fake_recv(void *ctx, uint32_t expect, struct rdmig_msg *out)
+{
+	struct fake_conn *c = check_conn(ctx, "recv");
+
+	give_ready();
+	return take(c, expect, out);
+}
+
+static int fake_try_recv(void *ctx, uint32_t expect, struct rdmig_msg *out)
+{
+	struct fake_conn *c = check_conn(ctx, "try_recv");
+
+	fake.try_recvs++;
+	give_ready();
+	if (fake.hooks.arrived && !fake.hooks.arrived(fake.hooks.ctx)) {
+		fake.eagains++;
+		return RDMIG_EAGAIN;
+	}
+	return take(c, expect, out);
 }
 
 /* Record a reply after checking it as channel.c and the source would:
@@ -247,6 +278,7 @@ static const struct engine_io_ops fake_ops = {
 	.request_send = fake_send,
 	.request_reply = fake_request_reply,
 	.recv = fake_recv,
+	.try_recv = fake_try_recv,
 	.reply = fake_reply,
 	.send_error = fake_send_error,
 	.established = fake_established,

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fake_io.h - a fake of the engine's seam (src/engine_io.h) for the
- * destination engine (src/dest.c): fuzz_dest.c, unit_dest_bounds and
- * unit_chunk_size.  Only the destination's ops are served (recv, reply,
- * send_error, reg, dereg, established); any other aborts.
+ * destination engine (src/dest.c): fuzz_dest.c, unit_dest_bounds,
+ * unit_chunk_size, unit_dest_events and unit_dest_try_next.  Only the
+ * destination's ops are served (recv, try_recv, reply, send_error, reg,
+ * dereg, established); any other aborts.
  *
  * No device, no queue pair, no completion queue, no libibverbs: a received
  * message is the next frame the test hands out, parsed by the real
@@ -48,6 +49,10 @@ struct fake_hooks {
 	void (*check_reg)(void *ctx, const uint8_t *addr, size_t len, enum engine_access access);
 	void (*check_dereg)(void *ctx, const uint8_t *addr, size_t len);
 	void *ctx;
+	/* try_recv only (NULL: always): whether the message asked for has
+	 * arrived; false makes try_recv return RDMIG_EAGAIN.  Asked once per
+	 * try_recv, after the READY went out. */
+	bool (*arrived)(void *ctx);
 };
 
 /* A reply the destination sent, as it would travel (header + payload). */
@@ -70,7 +75,10 @@ struct fake_io {
 	struct fake_hooks hooks;
 	unsigned fail_reg_at; /* fail the Nth registration of the run (0: never) */
 
-	unsigned recvs;       /* recv calls (each sends one READY) */
+	unsigned recvs;       /* READYs sent: one per message asked for, by recv or try_recv */
+	bool ready_out;       /* a READY went out, its message is not taken yet */
+	unsigned try_recvs;   /* try_recv calls */
+	unsigned eagains;     /* ... that found nothing yet */
 	bool disconnected;    /* recv reported RDMIG_EDISCONNECTED */
 	unsigned errors_sent; /* send_error calls */
 	bool reg_failed;      /* the injected registration failure happened */

@@ -40,6 +40,7 @@ static const struct {
 	{RDMIG_ESTATE, "RDMIG_ESTATE"},
 	{RDMIG_ETOOBIG, "RDMIG_ETOOBIG"},
 	{RDMIG_EPROTO, "RDMIG_EPROTO"},
+	{RDMIG_EAGAIN, "RDMIG_EAGAIN"},
 };
 #define NCODES (sizeof(codes) / sizeof(codes[0]))
 
