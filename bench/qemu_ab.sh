@@ -40,7 +40,7 @@ ab_qemu() {
 		"$@" </dev/null >"$OUT/$tag.qemu.log" 2>&1 &
 	QPID=$!
 	QPIDS+=("$QPID")
-	timeout 120 "$PY" "$QMP" "$DATA/$tag.qmp" status >/dev/null
+	timeout 120 "$QMP" "$DATA/$tag.qmp" status >/dev/null
 }
 
 # ab_count TRACE inline|copy: control messages that took that path
@@ -83,12 +83,12 @@ ab_run() {
 		done
 		sleep 1
 	fi
-	[ "$reg" = pin-all ] && timeout 60 "$PY" "$QMP" "$DATA/$tag-src.qmp" caps rdma-pin-all=on
-	timeout 900 "$PY" "$QMP" "$DATA/$tag-src.qmp" migrate "rdma:$ip:$PORT" 850 \
+	[ "$reg" = pin-all ] && timeout 60 "$QMP" "$DATA/$tag-src.qmp" caps rdma-pin-all=on
+	timeout 900 "$QMP" "$DATA/$tag-src.qmp" migrate "rdma:$ip:$PORT" 850 \
 		>"$OUT/$tag.json" 2>"$OUT/$tag.err"
 	mrc=$?
-	timeout 60 "$PY" "$QMP" "$DATA/$tag-src.qmp" quit >/dev/null 2>&1
-	timeout 60 "$PY" "$QMP" "$DATA/$tag-dst.qmp" quit >/dev/null 2>&1
+	timeout 60 "$QMP" "$DATA/$tag-src.qmp" quit >/dev/null 2>&1
+	timeout 60 "$QMP" "$DATA/$tag-dst.qmp" quit >/dev/null 2>&1
 	wait "$spid" "$dpid" 2>/dev/null
 	next_port
 	ab_record "$tag" "$dev" "$flavour" "$reg" "$kind" "$round" "$mrc"

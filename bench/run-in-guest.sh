@@ -41,7 +41,9 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=/usr/bin/python3
-QMP="$ROOT/tests/interop/qmp.py"
+# the tests' QMP client (tests/interop/qmp_client.c; scripts/bench builds it)
+QMP="$BUILD/tests/qmp_client"
+[ -x "$QMP" ] || { echo "bench: no $QMP: build the target qmp_client" >&2; exit 1; }
 SUMMARY=$OUT/summary.txt
 SPIN=${RDMIG_BENCH_SPIN:-3000}
 BULK_MIB=${RDMIG_BENCH_BULK_MIB:-512}
@@ -283,7 +285,7 @@ qemu_vm() {
 		"$@" </dev/null >"$OUT/$tag.qemu.log" 2>&1 &
 	QPID=$!
 	QPIDS+=("$QPID")
-	timeout 120 "$PY" "$QMP" "$DATA/$tag.qmp" status >/dev/null
+	timeout 120 "$QMP" "$DATA/$tag.qmp" status >/dev/null
 }
 
 # qemu_run DEV IP IMG REG QEMU: QEMU -> QEMU over rdma:, the source's RAM
@@ -298,12 +300,12 @@ qemu_run() {
 	qemu_vm "$tag-src" \
 		-object "memory-backend-file,id=pc.ram,size=${BULK_MIB}M,mem-path=$DATA/vm.ram,share=on"
 	spid=$QPID
-	[ "$reg" = pin-all ] && timeout 60 "$PY" "$QMP" "$DATA/$tag-src.qmp" caps rdma-pin-all=on
-	timeout 900 "$PY" "$QMP" "$DATA/$tag-src.qmp" migrate "rdma:$ip:$PORT" 850 \
+	[ "$reg" = pin-all ] && timeout 60 "$QMP" "$DATA/$tag-src.qmp" caps rdma-pin-all=on
+	timeout 900 "$QMP" "$DATA/$tag-src.qmp" migrate "rdma:$ip:$PORT" 850 \
 		>"$OUT/$tag.json" 2>"$OUT/$tag.err"
 	mrc=$?
-	timeout 60 "$PY" "$QMP" "$DATA/$tag-src.qmp" quit >/dev/null 2>&1
-	timeout 60 "$PY" "$QMP" "$DATA/$tag-dst.qmp" quit >/dev/null 2>&1
+	timeout 60 "$QMP" "$DATA/$tag-src.qmp" quit >/dev/null 2>&1
+	timeout 60 "$QMP" "$DATA/$tag-dst.qmp" quit >/dev/null 2>&1
 	wait "$spid" "$dpid" 2>/dev/null
 	rm -f "$DATA/vm.ram"
 	next_port

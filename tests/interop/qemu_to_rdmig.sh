@@ -9,20 +9,20 @@
 #   QEMU:   7.2 (default) | 10.0.2 | inline: the peer, as scripts/qemu-peer
 #           finds it (10.0.2 and inline must have been fetched or built on
 #           the host before the guest booted: scripts/test does that)
-#   MODE:   dynamic  a stopped 64 MiB VM (TCG, -M pc, RAM from a shared file
-#                    of random, zero and patterned chunks), dynamic
-#                    registration (default)
-#           pin_all  the same with the rdma-pin-all capability
-#           live     a running VM that keeps dirtying memory (dirtier.S)
+#   MODE:   dynamic  both ways: a stopped 64 MiB VM (TCG, -M pc, RAM from a
+#                    shared file of random, zero and patterned chunks)
+#                    migrates into rdmig, dynamic registration (default);
+#                    then `rdmig send --qemu-replay` sends that record into
+#                    a fresh QEMU destination, whose RAM file must equal the
+#                    source's and which must run on `cont`; and two hostile
+#                    replays: into a QEMU with other RAM, and interrupted
+#           pin_all  both ways with the rdma-pin-all capability
+#           live     both ways with a running VM that keeps dirtying memory
+#                    (dirtier.S); the replayed guest must carry on
 #           killed   the source dies mid-migration: rdmig must fail
 #           compare  QEMU->rdmig, rdmig->QEMU (the replay of that record) and
-#                    QEMU->QEMU migration times, same VM, alternating
-#           replay, replay_pin_all, replay_live
-#                    the other direction: record a migration (dynamic,
-#                    pin-all, or of the running dirtier guest), then
-#                    `rdmig send --qemu-replay` it into a fresh QEMU
-#                    destination, whose RAM file must equal the source's and
-#                    which must run on `cont`
+#                    QEMU->QEMU migration times, same VM (ctest label
+#                    "timing": not part of the suite, timing is the bench's)
 # Example: scripts/rdma-vm --mem 3072 -- bash tests/interop/qemu_to_rdmig.sh build rxe
 #
 # Prints "ok - ..." / "FAIL - ..." per check and "N passed, N failed"; exits
@@ -34,7 +34,7 @@
 set -uo pipefail
 
 if [ $# -lt 2 ] || [ $# -gt 4 ]; then
-	echo "usage: $0 BUILD_DIR DEVICE [dynamic|pin_all|live|killed|compare|replay|replay_pin_all|replay_live [7.2|10.0.2|inline]]" >&2
+	echo "usage: $0 BUILD_DIR DEVICE [dynamic|pin_all|live|killed|compare [7.2|10.0.2|inline]]" >&2
 	exit 2
 fi
 BUILD=$(cd "$1" 2>/dev/null && pwd) || { echo "FAIL - no build directory '$1'"; exit 1; }
@@ -72,8 +72,7 @@ fi
 # Fixed ports, one range per mode and device.
 case $MODE in
 dynamic) PORT=19600 ;; pin_all) PORT=19610 ;; live) PORT=19620 ;; killed) PORT=19630 ;;
-compare) PORT=19680 ;; replay) PORT=19650 ;; replay_pin_all) PORT=19660 ;;
-replay_live) PORT=19670 ;;
+compare) PORT=19680 ;;
 *) echo "FAIL - unknown mode '$MODE'"; exit 1 ;;
 esac
 [ "$DEVICE" = siw ] && PORT=$((PORT + 100))
@@ -321,11 +320,26 @@ ram_file() { # TAG [ZERO_FROM ZERO_TO]: the source's RAM, $WORK/TAG.ram
 
 # ---------------------------------------------------------------- modes --
 
-mode_stopped() { # dynamic | pin_all
-	local tag=$1
+# mode_stopped TAG MODE (dynamic | pin_all): a stopped VM into rdmig, and
+# the record back into a QEMU destination (the recording is checked
+# whole first: a replay of a bad record would prove nothing)
+mode_stopped() {
+	local tag=$1 mode=$2
 	ram_file "$tag"
-	to_rdmig "$tag" "$PORT" "$MODE" -S
-	check_migration "$tag" "$MODE" "$MRC" "$RRC"
+	to_rdmig "$tag" "$PORT" "$mode" -S
+	check_migration "$tag" "$mode" "$MRC" "$RRC"
+	[ "$MRC" = 0 ] && [ "$RRC" = 0 ] || return
+	replay_into_qemu "$tag" $((PORT + 1)) "$mode"
+	if check_replay "$tag" "$mode"; then
+		check_cont "$tag"
+	fi
+	qmp "$WORK/$tag-rdst.qmp" quit >/dev/null 2>&1
+	wait "$DPID" 2>/dev/null
+	if [ "$mode" = dynamic ]; then
+		replay_refused "$tag" $((PORT + 3))
+		replay_interrupted "$tag" $((PORT + 4))
+	fi
+	echo "# $tag: replay into QEMU $(json_num "$WORK/$tag.replay.json" seconds) s (rdmig, connect .. last byte; mode compare times it against QEMU -> QEMU)"
 }
 
 build_dirtier() {
@@ -344,8 +358,10 @@ live_setup() { # TAG: wait until the guest runs, and let it dirty a while
 	sleep 2
 }
 
+# mode_live: the running dirtier guest into rdmig, and back into a QEMU
+# destination, where it must carry on from the migrated state
 mode_live() {
-	local tag=live
+	local tag=live before after
 	check "the dirtier guest builds (as --32, ld -m elf_i386)" build_dirtier || return
 	ram_file "$tag" 8 56
 	SETUP_HOOK=live_setup to_rdmig "$tag" "$PORT" dynamic -kernel "$WORK/dirtier.elf" \
@@ -354,6 +370,19 @@ mode_live() {
 		grep -q postmigrate "$WORK/$tag.src-status"
 	check_migration "$tag" live "$MRC" "$RRC"
 	echo "# $tag: QEMU dirty-sync-count $(json_num "$WORK/$tag.migrate.json" dirty-sync-count), transferred $(json_num "$WORK/$tag.migrate.json" transferred) bytes"
+	[ "$MRC" = 0 ] && [ "$RRC" = 0 ] || return
+	replay_into_qemu "$tag" $((PORT + 1)) dynamic -kernel "$WORK/dirtier.elf" \
+		-serial "file:$WORK/$tag-rdst.serial"
+	if check_replay "$tag" dynamic; then
+		before=$(hot_word "$WORK/$tag-rdst.ram")
+		check_cont "$tag"
+		sleep 2
+		after=$(hot_word "$WORK/$tag-rdst.ram")
+		check "$tag: the guest carries on from the migrated state (hot word $before -> $after)" \
+			test "$after" -gt "$before"
+	fi
+	qmp "$WORK/$tag-rdst.qmp" quit >/dev/null 2>&1
+	wait "$DPID" 2>/dev/null
 }
 
 # A source that never converges (downtime limit 1 ms while the guest
@@ -603,52 +632,8 @@ replay_interrupted() {
 	kill "$ipid" 2>/dev/null
 }
 
-mode_replay() { # dynamic | pin_all: a stopped VM
-	local tag=$1 mode=$2
-	ram_file "$tag"
-	to_rdmig "$tag" "$PORT" "$mode" -S
-	check "$tag: the recording (QEMU -> rdmig recv --qemu) completed" \
-		test "$MRC" = 0 -a "$RRC" = 0 || { show_failure "$tag"; return; }
-	replay_into_qemu "$tag" $((PORT + 1)) "$mode"
-	if check_replay "$tag" "$mode"; then
-		check_cont "$tag"
-	fi
-	qmp "$WORK/$tag-rdst.qmp" quit >/dev/null 2>&1
-	wait "$DPID" 2>/dev/null
-	if [ "$mode" = dynamic ]; then
-		replay_refused "$tag" $((PORT + 3))
-		replay_interrupted "$tag" $((PORT + 4))
-	fi
-	echo "# $tag: replay into QEMU $(json_num "$WORK/$tag.replay.json" seconds) s (rdmig, connect .. last byte; mode compare times it against QEMU -> QEMU)"
-}
-
-mode_replay_live() {
-	local tag=replay-live before after
-	check "the dirtier guest builds (as --32, ld -m elf_i386)" build_dirtier || return
-	ram_file "$tag" 8 56
-	SETUP_HOOK=live_setup to_rdmig "$tag" "$PORT" dynamic -kernel "$WORK/dirtier.elf" \
-		-serial "file:$WORK/$tag.serial"
-	check "$tag: the recording of the running guest completed" \
-		test "$MRC" = 0 -a "$RRC" = 0 || { show_failure "$tag"; return; }
-	replay_into_qemu "$tag" $((PORT + 1)) dynamic -kernel "$WORK/dirtier.elf" \
-		-serial "file:$WORK/$tag-rdst.serial"
-	if check_replay "$tag" dynamic; then
-		before=$(hot_word "$WORK/$tag-rdst.ram")
-		check_cont "$tag"
-		sleep 2
-		after=$(hot_word "$WORK/$tag-rdst.ram")
-		check "$tag: the guest carries on from the migrated state (hot word $before -> $after)" \
-			test "$after" -gt "$before"
-	fi
-	qmp "$WORK/$tag-rdst.qmp" quit >/dev/null 2>&1
-	wait "$DPID" 2>/dev/null
-}
-
 case $MODE in
-dynamic | pin_all) mode_stopped "$MODE-$DEVICE" ;;
-replay) mode_replay "replay-$DEVICE" dynamic ;;
-replay_pin_all) mode_replay "replay-pin-all-$DEVICE" pin_all ;;
-replay_live) mode_replay_live ;;
+dynamic | pin_all) mode_stopped "$MODE-$DEVICE" "$MODE" ;;
 live) mode_live ;;
 killed) mode_killed ;;
 compare) mode_compare ;;
