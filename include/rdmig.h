@@ -461,7 +461,9 @@ const char *rdmig_conn_device(const struct rdmig_conn *c);
  * RDMIG_EAGAIN instead of waiting: then sleep on the fd.
  * The fd belongs to the library: do not read, close or change it; it is
  * closed by rdmig_conn_destroy.  Use it from the thread that makes the
- * calls on c.  -1 when c is NULL, or when the connection failed while
+ * calls on c.  The first call makes it (an epoll fd and an eventfd: a
+ * connection whose owner never calls this has neither).  -1 when c is
+ * NULL, when those could not be made, or when the connection failed while
  * getting ready (rdmig_conn_errmsg says why: treat it as the failure of
  * the next call).  Added in 0.2.
  */

@@ -132,9 +132,9 @@ void rdmig__conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_w
 int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,
 	       char *errmsg);
 
-/* conn_fd.c: make the epoll and kick fds (at allocation), add a channel's
- * fd to the epoll set (when the channel is made), close both (destroy). */
-int rdmig__conn_fd_open(struct rdmig_conn *c);
+/* conn_fd.c: add a channel's fd to the epoll set when the channel is made
+ * (nothing while no rdmig_conn_fd call has made the set), close the epoll
+ * and kick fds (destroy). */
 int rdmig__conn_fd_watch(struct rdmig_conn *c, int fd, const char *what);
 void rdmig__conn_fd_close(struct rdmig_conn *c);
 /* completion.c: get the channels ready for a sleep on the epoll fd:

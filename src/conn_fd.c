@@ -17,20 +17,7 @@
 #include <unistd.h>
 #include "conn.h"
 
-int rdmig__conn_fd_open(struct rdmig_conn *c)
-{
-	c->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (c->epfd < 0)
-		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "epoll_create1: %s",
-				   strerror(errno));
-	c->kickfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (c->kickfd < 0)
-		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "eventfd: %s",
-				   strerror(errno));
-	return rdmig__conn_fd_watch(c, c->kickfd, "kick");
-}
-
-int rdmig__conn_fd_watch(struct rdmig_conn *c, int fd, const char *what)
+static int watch(struct rdmig_conn *c, int fd, const char *what)
 {
 	/* level-triggered: readable for as long as something is pending */
 	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
@@ -39,6 +26,37 @@ int rdmig__conn_fd_watch(struct rdmig_conn *c, int fd, const char *what)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 				   "epoll_ctl (%s channel): %s", what, strerror(errno));
 	return 0;
+}
+
+/* The set is made at the first rdmig_conn_fd call, not with the handle:
+ * a connection whose owner never asks for the fd (the tool, most callers)
+ * costs no epoll instance and no eventfd.  It takes the channels the
+ * connection has by then; rdmig__conn_fd_watch adds later ones. */
+static int open_set(struct rdmig_conn *c)
+{
+	int ret;
+
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epfd < 0)
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "epoll_create1: %s",
+				   strerror(errno));
+	c->kickfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->kickfd < 0)
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "eventfd: %s",
+				   strerror(errno));
+	ret = watch(c, c->kickfd, "kick");
+	if (!ret && c->ec)
+		ret = watch(c, c->ec->fd, "rdma_cm");
+	if (!ret && c->send_cc)
+		ret = watch(c, c->send_cc->fd, "send");
+	if (!ret && c->recv_cc)
+		ret = watch(c, c->recv_cc->fd, "recv");
+	return ret;
+}
+
+int rdmig__conn_fd_watch(struct rdmig_conn *c, int fd, const char *what)
+{
+	return c->epfd < 0 ? 0 : watch(c, fd, what);
 }
 
 void rdmig__conn_fd_close(struct rdmig_conn *c)
@@ -64,8 +82,12 @@ int rdmig_conn_fd(struct rdmig_conn *c)
 	uint64_t n;
 	bool pending;
 
-	if (!c || c->epfd < 0)
+	if (!c)
 		return -1;
+	if (c->epfd < 0 && open_set(c)) {
+		rdmig__conn_fd_close(c);
+		return -1;
+	}
 	/* The last kick was for work the caller has since had a call for. */
 	if (read(c->kickfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return eventfd_failed(c, "read");

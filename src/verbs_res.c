@@ -38,15 +38,7 @@ int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct
 		free(c);
 		return ret;
 	}
-	c->epfd = c->kickfd = -1;
-	ret = rdmig__conn_fd_open(c);
-	if (ret) {
-		if (errmsg)
-			memcpy(errmsg, c->errmsg, RDMIG_ERRMSG_SIZE);
-		rdmig__conn_fd_close(c);
-		free(c);
-		return ret;
-	}
+	c->epfd = c->kickfd = -1; /* rdmig_conn_fd makes them */
 	*out = c;
 	return 0;
 }
