@@ -58,12 +58,19 @@ struct rdmig_source {
 };
 
 /* Every control message of the source goes through these two, so that
- * keep-alives know how long the connection has been silent. */
+ * keep-alives know how long the connection has been silent; without
+ * keep-alives nobody asks, and the clock is not read. */
+static void stamp_control(struct rdmig_source *s)
+{
+	if (s->keep_alive_ms)
+		s->last_control_us = rdmig__engine_now_us();
+}
+
 static int control_send(struct rdmig_source *s, const struct rdmig_msg *msg)
 {
 	int ret = s->io.ops->send(s->io.ctx, msg);
 
-	s->last_control_us = rdmig__engine_now_us();
+	stamp_control(s);
 	return ret;
 }
 
@@ -71,7 +78,7 @@ static int control_request(struct rdmig_source *s, const struct rdmig_msg *msg)
 {
 	int ret = s->io.ops->request_send(s->io.ctx, msg);
 
-	s->last_control_us = rdmig__engine_now_us();
+	stamp_control(s);
 	return ret;
 }
 
@@ -471,6 +478,9 @@ int rdmig_source_set_keep_alive(struct rdmig_source *s, int interval_ms)
 	if (interval_ms < 0)
 		return engine_fail(&s->io, RDMIG_EINVAL, "keep-alive interval %d ms is negative",
 				   interval_ms);
+	/* off until now, the silence was not timed: count from here */
+	if (!s->keep_alive_ms)
+		s->last_control_us = rdmig__engine_now_us();
 	s->keep_alive_ms = interval_ms;
 	return 0;
 }
