@@ -10,7 +10,6 @@
 #include <getopt.h>
 #include <signal.h>
 #include "rdmig.h"
-#include "mono_clock.h"
 #include "outdir.h"
 
 /* The project's version (CMake's project version, a compile definition of

@@ -93,14 +93,14 @@ static void remove_outputs(struct rq_state *s)
 static int name_files(struct rq_state *s)
 {
 	uint32_t n = s->qs.count;
-	struct imgs_block *tmp = calloc(n, sizeof(*tmp));
-	char (*names)[IMGS_FILE_NAME] = calloc(n, sizeof(*names));
+	struct rdmig_imgs_block *tmp = calloc(n, sizeof(*tmp));
+	char (*names)[RDMIG_IMGS_FILE_NAME] = calloc(n, sizeof(*names));
 	int ret = -1;
 
 	if (tmp && names) {
 		for (uint32_t i = 0; i < n; i++)
 			memcpy(tmp[i].name, s->qs.blocks[i].name, sizeof(tmp[i].name));
-		if (!imgs_file_names(tmp, n, ".img", names)) {
+		if (!rdmig_imgs_file_names(tmp, n, ".img", names)) {
 			for (uint32_t i = 0; i < n; i++)
 				memcpy(s->rb[i].file, names[i], sizeof(names[i]));
 			ret = 0;
@@ -131,7 +131,7 @@ static int alloc_blocks(struct rq_state *s)
 	if (name_files(s))
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct qs_block *q = &s->qs.blocks[i];
+		const struct rdmig_qs_block *q = &s->qs.blocks[i];
 		struct rq_block *b = &s->rb[i];
 		void *p = mmap(NULL, (size_t)q->length, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -178,7 +178,7 @@ static int resolve_offsets(struct rq_state *s)
 		return -1;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		const struct qs_block *q = &s->qs.blocks[i];
+		const struct rdmig_qs_block *q = &s->qs.blocks[i];
 		const struct rq_ramblock *row = NULL;
 
 		for (size_t k = 0; k < s->nrows && !row; k++)
@@ -222,8 +222,9 @@ static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
 			 "stream carries device state only", (unsigned long long)RQ_MAX_STREAM);
 		return -1;
 	}
-	if ((got = qs_feed(&s->qs, ev->data, ev->len)) < 0) {
-		snprintf(s->err, sizeof(s->err), "the source's stream: %s%s", qs_errmsg(&s->qs),
+	if ((got = rdmig_qs_feed(&s->qs, ev->data, ev->len)) < 0) {
+		snprintf(s->err, sizeof(s->err), "the source's stream: %s%s",
+			 rdmig_qs_errmsg(&s->qs),
 			 s->qs.over_limit ? recv_limit_note(&s->a, note, sizeof(note)) : "");
 		return -1;
 	}
@@ -236,7 +237,7 @@ static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
 		return -1;
 	}
 	s->stream_bytes += ev->len;
-	return (got & QS_EV_BLOCKS) ? alloc_blocks(s) : 0;
+	return (got & RDMIG_QS_EV_BLOCKS) ? alloc_blocks(s) : 0;
 }
 
 /* Can we pin the RAM the source announced?  Checked before the blocks go
@@ -254,7 +255,7 @@ static int on_blocks_needed(struct rq_state *s)
 {
 	int ret;
 
-	if (!qs_blocks_done(&s->qs)) {
+	if (!rdmig_qs_blocks_done(&s->qs)) {
 		snprintf(s->err, sizeof(s->err), "the source asked for RAM blocks after %" PRIu64
 			 " stream bytes, before its stream listed them", s->stream_bytes);
 		return -1;
@@ -305,10 +306,12 @@ static int receive(struct rq_state *s)
 			ret = rq_note_range(s, ev.type, ev.data);
 			break;
 		case RDMIG_EV_END:
-			s->t_end = mono_now();
-			if (qs_finish(&s->qs)) {
-				snprintf(s->err, sizeof(s->err), "the source disconnected before the end "
-					 "of its stream: %s", qs_errmsg(&s->qs));
+			s->t_end = rdmig_monotonic_seconds();
+			if (rdmig_qs_finish(&s->qs)) {
+				snprintf(s->err, sizeof(s->err),
+					 "the source disconnected before the end "
+					 "of its stream: %s",
+					 rdmig_qs_errmsg(&s->qs));
 				return -1;
 			}
 			if (!s->blocks_set) {
@@ -416,7 +419,7 @@ static void print_json(const struct rq_state *s)
 	cj_u64(o, "bytes_total", s->qs.total);
 	cj_u64(o, "bytes_compressed", s->st.bytes_compressed);
 	cj_u64(o, "stream_bytes", s->stream_bytes);
-	cj_str(o, "stream_end", qs_end_name(s->qs.end));
+	cj_str(o, "stream_end", rdmig_qs_end_name(s->qs.end));
 	cj_u64(o, "eof_offset", s->qs.eof_offset);
 	cj_u64(o, "ram_sections", s->qs.ram_sections);
 	cj_u64(o, "hooks", s->qs.hooks);
@@ -452,7 +455,8 @@ static void print_human(const struct rq_state *s)
 	       mig_size(s->st.bytes_compressed, b, sizeof(b)), s->pin_all ? "; pin-all" : "");
 	printf("recv: stream %s, ended with %s at offset %" PRIu64 "\n",
 	       mig_size(s->stream_bytes, c, sizeof(c)),
-	       s->qs.end == QS_END_VMDESC ? "QEMU_VM_EOF + vmdesc" : "QEMU_VM_EOF", s->qs.eof_offset);
+	       s->qs.end == RDMIG_QS_END_VMDESC ? "QEMU_VM_EOF + vmdesc" : "QEMU_VM_EOF",
+	       s->qs.eof_offset);
 	mig_print_conn("recv", s->conn);
 	printf("recv: sent inline/copied:");
 	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
@@ -471,7 +475,7 @@ static int accept_one(struct rq_state *s)
 
 	if ((ret = recv_accept(&s->a, &s->l, &s->conn)))
 		return ret;
-	s->t_start = mono_now();
+	s->t_start = rdmig_monotonic_seconds();
 	rdmig_conn_caps(s->conn, &caps);
 	s->pin_all = (caps.flags & RDMIG_CAP_PIN_ALL) != 0;
 	if ((ret = rdmig_dest_create(s->conn, &s->dest)))
@@ -498,7 +502,7 @@ static void cleanup(struct rq_state *s)
 	free(s->blocks);
 	free(s->rows);
 	free(s->ph);
-	qs_free(&s->qs);
+	rdmig_qs_free(&s->qs);
 	out_dir_close(&s->a.dir); /* the outputs were committed or discarded */
 }
 
@@ -540,7 +544,7 @@ int cmd_recv_qemu(int argc, char **argv)
 		cleanup(&s);
 		return ret;
 	}
-	qs_init(&s.qs, s.a.max_total);
+	rdmig_qs_init(&s.qs, s.a.max_total);
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
 		ret = fail_migration(&s, ret);
 		cleanup(&s);

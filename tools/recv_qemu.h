@@ -12,9 +12,8 @@
 #include <string.h>
 #include "cli.h"
 #include "cli_qemu.h"
-#include "imgs_file_names.h"
-#include "imgstream.h"
-#include "qemu_stream.h"
+#include <rdmig/imgstream.h>
+#include <rdmig/qemu.h>
 
 
 /* QEMU's RDMA stream holds device state only (pages travel as writes);
@@ -28,7 +27,7 @@
 
 /* One row of `info ramblock`. */
 struct rq_ramblock {
-	char name[QS_MAX_NAME + 1];
+	char name[RDMIG_QS_MAX_NAME + 1];
 	uint64_t offset, used;
 };
 
@@ -43,7 +42,7 @@ struct rq_block {
 	 * held data; 0 = never */
 	uint32_t *data_phase, *zero_phase;
 	uint8_t *nonzero;      /* per chunk, after the migration */
-	char file[IMGS_FILE_NAME];
+	char file[RDMIG_IMGS_FILE_NAME];
 	struct out_file img;   /* DIR/file while it is written (outdir.h) */
 };
 
@@ -62,7 +61,7 @@ struct rq_phase {
 struct rq_state {
 	struct recv_args a;
 	const char *ramblocks; /* --ramblocks: the source's `info ramblock`, or NULL */
-	struct qs_parser qs;
+	struct rdmig_qs_parser qs;
 	struct rq_ramblock *rows;
 	size_t nrows;
 	struct rq_block *rb;

@@ -45,7 +45,7 @@ static int ramblock_row(char *line, struct rq_ramblock *row)
 		row->name[0] = '\0';
 		for (size_t k = 0; k + 2 < i; k++) {
 			size_t tl = strlen(tok[k]);
-			if (len + tl + 1 > QS_MAX_NAME)
+			if (len + tl + 1 > RDMIG_QS_MAX_NAME)
 				return -1;
 			if (k)
 				row->name[len++] = ' ';
@@ -87,9 +87,9 @@ int rq_load_ramblocks(struct rq_state *s)
 				 s->ramblocks, lineno);
 			break;
 		}
-		if (s->nrows == 2 * QS_MAX_BLOCKS) {
+		if (s->nrows == 2 * RDMIG_QS_MAX_BLOCKS) {
 			snprintf(s->err, sizeof(s->err), "--ramblocks %.600s: more than %u rows",
-				 s->ramblocks, 2 * QS_MAX_BLOCKS);
+				 s->ramblocks, 2 * RDMIG_QS_MAX_BLOCKS);
 			break;
 		}
 		if (s->nrows == cap) {

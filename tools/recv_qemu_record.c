@@ -4,7 +4,7 @@
  * phases of the migration (when, at which stream offset, what each pass
  * registered and compressed, which chunks it touched), enough for
  * `rdmig send --qemu-replay` to play it back.  The format is in
- * docs/qemu-stream.md; tools/replay_record.c reads it.
+ * docs/qemu-stream.md; stream/replay_record.c reads it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -38,17 +38,17 @@ int rq_add_phase(struct rq_state *s, int kind)
 	rdmig_dest_stats(s->dest, &st);
 	p = &s->ph[s->nph++];
 	*p = (struct rq_phase){
-		.kind = kind,
-		.t = mono_now() - s->t_start,
-		.offset = s->stream_bytes,
-		.hook = s->qs.hooks ? s->qs.last_hook_end : 0,
-		.register_requests = k.received[RDMIG_MSG_REGISTER_REQUEST] -
-				     s->k_prev.received[RDMIG_MSG_REGISTER_REQUEST],
-		.compress = k.received[RDMIG_MSG_COMPRESS] - s->k_prev.received[RDMIG_MSG_COMPRESS],
-		.unregister = k.received[RDMIG_MSG_UNREGISTER_REQUEST] -
-			      s->k_prev.received[RDMIG_MSG_UNREGISTER_REQUEST],
-		.chunks_registered = st.chunks_registered - s->st_prev.chunks_registered,
-		.bytes_compressed = st.bytes_compressed - s->st_prev.bytes_compressed,
+	    .kind = kind,
+	    .t = rdmig_monotonic_seconds() - s->t_start,
+	    .offset = s->stream_bytes,
+	    .hook = s->qs.hooks ? s->qs.last_hook_end : 0,
+	    .register_requests = k.received[RDMIG_MSG_REGISTER_REQUEST] -
+				 s->k_prev.received[RDMIG_MSG_REGISTER_REQUEST],
+	    .compress = k.received[RDMIG_MSG_COMPRESS] - s->k_prev.received[RDMIG_MSG_COMPRESS],
+	    .unregister = k.received[RDMIG_MSG_UNREGISTER_REQUEST] -
+			  s->k_prev.received[RDMIG_MSG_UNREGISTER_REQUEST],
+	    .chunks_registered = st.chunks_registered - s->st_prev.chunks_registered,
+	    .bytes_compressed = st.bytes_compressed - s->st_prev.bytes_compressed,
 	};
 	s->k_prev = k;
 	s->st_prev = st;
@@ -200,7 +200,7 @@ static void record_body(FILE *f, struct rq_state *s, const char *failure)
 	if (failure) {
 		fprintf(f, "end failed %s\n", failure);
 	} else {
-		fprintf(f, "end ok how=%s eof=%" PRIu64 " t=%.6f\n", qs_end_name(s->qs.end),
+		fprintf(f, "end ok how=%s eof=%" PRIu64 " t=%.6f\n", rdmig_qs_end_name(s->qs.end),
 			s->qs.eof_offset, s->t_end - s->t_start);
 		for (uint32_t i = 0; i < s->qs.count; i++) {
 			fprintf(f, "nonzero %u chunks=", i);
