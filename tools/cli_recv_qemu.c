@@ -123,11 +123,14 @@ static int alloc_blocks(struct rq_state *s)
 	uint32_t n = s->qs.count;
 
 	s->rb = calloc(n, sizeof(*s->rb));
+	s->rec = calloc(n, sizeof(*s->rec));
 	s->blocks = calloc(n, sizeof(*s->blocks));
-	if (!s->rb || !s->blocks) {
+	if (!s->rb || !s->rec || !s->blocks) {
 		snprintf(s->err, sizeof(s->err), "out of memory for %u blocks", n);
 		return -1;
 	}
+	for (uint32_t i = 0; i < n; i++)
+		s->rec[i].file = s->rb[i].file;
 	if (name_files(s))
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
@@ -142,11 +145,7 @@ static int alloc_blocks(struct rq_state *s)
 			return -1;
 		}
 		b->mem = p;
-		b->nchunks = (uint32_t)((q->length + RDMIG_CHUNK_SIZE - 1) >> RDMIG_CHUNK_SHIFT);
-		b->data_phase = calloc(b->nchunks, sizeof(*b->data_phase));
-		b->zero_phase = calloc(b->nchunks, sizeof(*b->zero_phase));
-		b->nonzero = calloc(b->nchunks, 1);
-		if (!b->data_phase || !b->zero_phase || !b->nonzero) {
+		if (rdmig_qrec_chunks_init(&s->rec[i].ch, q->length)) {
 			snprintf(s->err, sizeof(s->err), "out of memory");
 			return -1;
 		}
@@ -179,7 +178,7 @@ static int resolve_offsets(struct rq_state *s)
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rdmig_qs_block *q = &s->qs.blocks[i];
-		const struct rq_ramblock *row = NULL;
+		const struct rdmig_qs_ramblock *row = NULL;
 
 		for (size_t k = 0; k < s->nrows && !row; k++)
 			if (!strcmp(s->rows[k].name, q->name))
@@ -202,8 +201,8 @@ static int resolve_offsets(struct rq_state *s)
 				 "but not first in its order: the library cannot express that", q->name);
 			return -1;
 		}
-		s->rb[i].offset = row->offset;
-		s->rb[i].have_offset = 1;
+		s->rec[i].offset = row->offset;
+		s->rec[i].have_offset = 1;
 		s->blocks[i].offset = row->offset;
 	}
 	return 0;
@@ -260,7 +259,7 @@ static int on_blocks_needed(struct rq_state *s)
 			 " stream bytes, before its stream listed them", s->stream_bytes);
 		return -1;
 	}
-	if (resolve_offsets(s) || check_memlock(s) || rq_add_phase(s, PH_RAM_BLOCKS))
+	if (resolve_offsets(s) || check_memlock(s) || rq_add_phase(s, RDMIG_QREC_RAM_BLOCKS))
 		return -1;
 	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, s->qs.count)))
 		return ret;
@@ -335,11 +334,13 @@ static int receive(struct rq_state *s)
 static int write_image(struct rq_state *s, uint32_t i)
 {
 	struct rq_block *b = &s->rb[i];
+	struct rdmig_qrec_chunks *ch = &s->rec[i].ch;
 	uint64_t len = s->qs.blocks[i].length;
 
 	if (out_create(&s->a.dir, &b->img, b->file, s->err, sizeof(s->err)))
 		return -1;
-	for (uint32_t c = 0; c < b->nchunks; c++) {
+	/* the record's chunks are RDMIG_CHUNK_SIZE (1 MiB) too */
+	for (uint32_t c = 0; c < ch->nchunks; c++) {
 		uint64_t off = (uint64_t)c << RDMIG_CHUNK_SHIFT;
 		size_t n = (size_t)rdmig_chunk_len(len, c, RDMIG_CHUNK_SIZE);
 		if (cli_cancelled()) {
@@ -347,8 +348,8 @@ static int write_image(struct rq_state *s, uint32_t i)
 				 cli_cancel_name());
 			return -1;
 		}
-		b->nonzero[c] = !rdmig_is_zero(b->mem + off, n);
-		if (b->nonzero[c] && out_write_chunk(&b->img, off, b->mem + off, n))
+		ch->nonzero[c] = !rdmig_is_zero(b->mem + off, n);
+		if (ch->nonzero[c] && out_write_chunk(&b->img, off, b->mem + off, n))
 			goto fail;
 	}
 	if (!out_set_size(&b->img, len))
@@ -373,11 +374,11 @@ static int write_images(struct rq_state *s)
 	return 0;
 }
 
-static uint32_t nonzero_chunks(const struct rq_block *b)
+static uint32_t nonzero_chunks(const struct rdmig_qrec_chunks *ch)
 {
 	uint32_t n = 0;
-	for (uint32_t c = 0; c < b->nchunks; c++)
-		n += b->nonzero[c];
+	for (uint32_t c = 0; c < ch->nchunks; c++)
+		n += ch->nonzero[c];
 	return n;
 }
 
@@ -386,7 +387,7 @@ static struct json_object *json_blocks(const struct rq_state *s)
 	struct json_object *arr = cj_array();
 
 	for (uint32_t i = 0; i < s->qs.count; i++) {
-		const struct rq_block *b = &s->rb[i];
+		const struct rdmig_qrec_block *b = &s->rec[i];
 		struct json_object *o = cj_object();
 
 		cj_str(o, "name", s->qs.blocks[i].name);
@@ -396,8 +397,8 @@ static struct json_object *json_blocks(const struct rq_state *s)
 			cj_u64(o, "offset", b->offset);
 		else
 			cj_null(o, "offset");
-		cj_u64(o, "chunks", b->nchunks);
-		cj_u64(o, "nonzero_chunks", nonzero_chunks(b));
+		cj_u64(o, "chunks", b->ch.nchunks);
+		cj_u64(o, "nonzero_chunks", nonzero_chunks(&b->ch));
 		cj_push(arr, o);
 	}
 	return arr;
@@ -494,11 +495,11 @@ static void cleanup(struct rq_state *s)
 	for (uint32_t i = 0; s->rb && i < s->qs.count; i++) {
 		if (s->rb[i].mem)
 			munmap(s->rb[i].mem, (size_t)s->qs.blocks[i].length);
-		free(s->rb[i].data_phase);
-		free(s->rb[i].zero_phase);
-		free(s->rb[i].nonzero);
+		if (s->rec)
+			rdmig_qrec_chunks_free(&s->rec[i].ch);
 	}
 	free(s->rb);
+	free(s->rec);
 	free(s->blocks);
 	free(s->rows);
 	free(s->ph);

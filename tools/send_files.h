@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <rdmig/imgstream.h>
-#include "rdmig.h"
+#include <rdmig.h>
 
 /* One input file, mapped read-only. */
 struct src_file {

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * rdmig/qemu.h - librdmig-stream, part 1 of 2: QEMU's migration stream as
- * an RDMA destination sees it (the stream parser and its end detection),
- * and the record `rdmig recv --qemu` writes with the replay planner of
- * `rdmig send --qemu-replay`.  Part 2 is rdmig/imgstream.h.  Link with
- * `pkg-config --libs rdmig-stream` (librdmig-stream, on top of librdmig).
+ * an RDMA destination sees it (the stream parser and its end detection, a
+ * row of `info ramblock`), the recorder of `rdmig recv --qemu`, and the
+ * reader and replay planner of its record for `rdmig send --qemu-replay`.
+ * Part 2 is rdmig/imgstream.h.  Link with `pkg-config --libs rdmig-stream`
+ * (librdmig-stream, on top of librdmig).
  *
  * Conventions: errors are returned, never printed (0, or -1 with a
  * message: rdmig_qs_errmsg() or the caller's err buffer); the library
- * never prints, never exits and opens no file (the caller reads the
- * record and feeds the stream).  Names are rdmig_qs_* (the stream) and
- * rdmig_rr_* (the record); fields marked internal are not to be touched,
- * and these structs are not extensible (a change is a new soname).  A
- * parser belongs to one thread at a time; nothing here keeps global state.
+ * never prints, never exits and opens no file (the caller feeds the
+ * stream, reads the record, and opens the one the recorder writes into).
+ * Names are rdmig_qs_* (the stream), rdmig_qrec_* (the recorder) and
+ * rdmig_rr_* (reading a record); fields marked internal are not to be
+ * touched, and these structs are not extensible (a change is a new
+ * soname).  A parser belongs to one thread at a time; nothing here keeps
+ * global state.
  *
  * The stream parser: an incremental, defensive reader of the parts of a QEMU
  * (7.2) migration stream that an RDMA destination needs: the RAM block list
@@ -46,6 +49,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -130,6 +134,22 @@ const char *rdmig_qs_errmsg(const struct rdmig_qs_parser *p);
 const char *rdmig_qs_end_name(enum rdmig_qs_end e); /* "vmdesc", "eof", ... */
 void rdmig_qs_free(struct rdmig_qs_parser *p);
 
+/* One row of the source's `info ramblock` (HMP): its RAM offsets, which
+ * QEMU's REGISTER_REQUEST and COMPRESS use and its stream does not carry. */
+struct rdmig_qs_ramblock {
+	char name[RDMIG_QS_MAX_NAME + 1]; /* may contain spaces */
+	uint64_t offset, used;
+};
+
+/*
+ * Parse one line of `info ramblock` (it is cut up in place): NAME PSIZE
+ * UNIT 0xOFFSET 0xUSED 0xTOTAL, and since QEMU 8.x also 0xHVA RO; the
+ * offset is the first of three hex columns, and everything before PSIZE
+ * is the name.  0 = a row (in *row), 1 = not a row (blank, or the
+ * heading), -1 = malformed.
+ */
+int rdmig_qs_ramblock_row(char *line, struct rdmig_qs_ramblock *row);
+
 /*
  * The record - read the record `rdmig recv --qemu` writes
  * (DIR/record.txt, format in docs/qemu-stream.md) and plan its replay.
@@ -180,6 +200,82 @@ struct rdmig_replay_record {
 int rdmig_rr_parse(const char *text, size_t len, struct rdmig_replay_record *r, char *err,
 		   size_t errlen);
 void rdmig_rr_free(struct rdmig_replay_record *r);
+
+/*
+ * The recorder - what `rdmig recv --qemu` writes as DIR/record.txt (the
+ * format is in docs/qemu-stream.md; rdmig_rr_parse reads it back): the
+ * stream's figures from the parser, the RAM blocks, and the control phases
+ * of the migration (RAM_BLOCKS_REQUEST, then one registration pass per
+ * REGISTER_FINISHED) with, per pass, the 1 MiB record chunks it touched.
+ * The caller keeps the phases and the chunks, notes what the destination
+ * reports (rdmig_dest_set_events) with rdmig_qrec_note, and writes the
+ * record to a stream it opened.
+ */
+#define RDMIG_QREC_CHUNK_SHIFT 20u /* the record's chunks: 1 MiB, whatever the migration's */
+
+enum rdmig_qrec_kind {
+	RDMIG_QREC_RAM_BLOCKS = 1, /* RAM_BLOCKS_REQUEST */
+	RDMIG_QREC_REGISTRATION,   /* a pass that REGISTER_FINISHED closed */
+};
+
+struct rdmig_qrec_phase {
+	int kind;        /* enum rdmig_qrec_kind */
+	double t;        /* seconds since the source connected, at the event */
+	uint64_t offset; /* stream bytes received before it */
+	uint64_t hook;   /* the offset just past the stream's latest HOOK word, 0 if none */
+	uint64_t register_requests, compress, unregister, chunks_registered, bytes_compressed;
+	int touched;     /* chunks were noted in this pass */
+};
+
+/* A block's record chunks: per chunk the phase in which it first held data
+ * (was registered) and the one in which it was compressed before it held
+ * data (0 = never), and whether it holds data after the migration (set by
+ * the caller, who has the memory). */
+struct rdmig_qrec_chunks {
+	uint32_t nchunks;
+	uint32_t *data_phase, *zero_phase;
+	uint8_t *nonzero;
+};
+
+/* Allocate the chunks of a block of length bytes, all zero: 0, or -1 when
+ * out of memory (c is then empty; rdmig_qrec_chunks_free takes it). */
+int rdmig_qrec_chunks_init(struct rdmig_qrec_chunks *c, uint64_t length);
+void rdmig_qrec_chunks_free(struct rdmig_qrec_chunks *c);
+
+/*
+ * Bytes [offset, offset + len) of the block were registered (registered
+ * true) or covered by a COMPRESS in pass `phase`: a registered chunk holds
+ * data from this pass on, a compressed one that holds no data yet was zero
+ * in it.  A chunk compressed in one pass may be registered in a later one;
+ * registered in the pass that compressed it, it counts as data there.
+ * Ranges past the block are cut.  Returns true when a chunk was touched
+ * (the pass has something to record), including ones that already held
+ * data.
+ */
+bool rdmig_qrec_note(struct rdmig_qrec_chunks *c, uint32_t phase, bool registered,
+		     uint64_t offset, uint64_t len);
+
+/* One RAM block of the record (qs->blocks[i] gives its name and length). */
+struct rdmig_qrec_block {
+	const char *file;  /* its image in the record's directory */
+	uint64_t offset;   /* the source's RAM offset, when have_offset */
+	int have_offset;
+	struct rdmig_qrec_chunks ch;
+};
+
+struct rdmig_qrec {
+	const struct rdmig_qs_parser *qs;
+	int pin_all;
+	const struct rdmig_qrec_block *blocks; /* qs->count entries; NULL before they exist */
+	const struct rdmig_qrec_phase *phases;
+	uint32_t nphases;
+	uint64_t stream_bytes; /* stream bytes received */
+	double seconds;        /* from the connection to the end (written on success) */
+};
+
+/* Write the record to f; failure (NULL on success) goes into its last
+ * line.  The caller checks f for write errors (ferror, fclose). */
+void rdmig_qrec_write(FILE *f, const struct rdmig_qrec *r, const char *failure);
 
 #ifdef __cplusplus
 }

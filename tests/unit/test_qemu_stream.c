@@ -853,4 +853,36 @@ TEST(vmdesc_must_end_the_stream)
 	rdmig_qs_free(&p);
 }
 
+/* Rows of the source's `info ramblock` (rdmig_qs_ramblock_row): QEMU 7.2's
+ * columns, 8.x's with HVA and RO, names with spaces, the heading, and lines
+ * that are not rows. */
+TEST(info_ramblock_rows)
+{
+	struct rdmig_qs_ramblock row;
+	char l1[] = "              Block Name    PSize              Offset               Used"
+		    "              Total\n";
+	char l2[] = "                  pc.ram    4 KiB  0x0000000000000000 0x0000000040000000 "
+		    "0x0000000040000000\n";
+	char l3[] = "    /rom@etc/acpi/tables    4 KiB  0x0000000040a00000 0x0000000000020000 "
+		    "0x0000000000200000 0x00007f1234560000  rw\n";
+	char l4[] = "my block  4 KiB 0x100000 0x200000 0x200000";
+	char blank[] = "  \r\n";
+	char bad[] = "pc.ram 4 KiB 0x0 nothex 0x40000000";
+
+	CHECK_EQ(rdmig_qs_ramblock_row(l1, &row), 1);
+	CHECK_EQ(rdmig_qs_ramblock_row(blank, &row), 1);
+	CHECK_EQ(rdmig_qs_ramblock_row(l2, &row), 0);
+	CHECK(!strcmp(row.name, "pc.ram"));
+	CHECK_EQ(row.offset, 0);
+	CHECK_EQ(row.used, 0x40000000);
+	CHECK_EQ(rdmig_qs_ramblock_row(l3, &row), 0);
+	CHECK(!strcmp(row.name, "/rom@etc/acpi/tables"));
+	CHECK_EQ(row.offset, 0x40a00000);
+	CHECK_EQ(row.used, 0x20000);
+	CHECK_EQ(rdmig_qs_ramblock_row(l4, &row), 0);
+	CHECK(!strcmp(row.name, "my block"));
+	CHECK_EQ(row.offset, 0x100000);
+	CHECK_EQ(rdmig_qs_ramblock_row(bad, &row), -1);
+}
+
 CHECK_MAIN()
