@@ -255,11 +255,9 @@ static int on_stream(struct recv_state *s, const struct rdmig_event *ev)
 	int got;
 
 	if ((got = rdmig_imgs_feed(&s->ps, ev->data, ev->len)) < 0) {
-		snprintf(s->err, sizeof(s->err),
-			 "the source's stream is not an rdmig image stream: "
-			 "%s%s",
-			 rdmig_imgs_errmsg(&s->ps),
-			 s->ps.over_limit ? recv_limit_note(&s->a, note, sizeof(note)) : "");
+		snprintf(s->err, sizeof(s->err), "the source's stream is not an rdmig image stream: "
+			 "%s%s", rdmig_imgs_errmsg(&s->ps), s->ps.over_limit ?
+			 recv_limit_note(&s->a, note, sizeof(note)) : "");
 		return -1;
 	}
 	if (s->stream.state == OUT_NONE &&
@@ -305,10 +303,8 @@ static int receive(struct recv_state *s)
 		case RDMIG_EV_END:
 			s->t_end = rdmig_monotonic_seconds();
 			if (rdmig_imgs_finish(&s->ps)) {
-				snprintf(s->err, sizeof(s->err),
-					 "the source disconnected before the end "
-					 "of its stream (%s)",
-					 rdmig_imgs_errmsg(&s->ps));
+				snprintf(s->err, sizeof(s->err), "the source disconnected before the end "
+					 "of its stream (%s)", rdmig_imgs_errmsg(&s->ps));
 				return -1;
 			}
 			return 0;
