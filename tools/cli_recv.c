@@ -210,7 +210,7 @@ static int alloc_blocks(struct recv_state *s)
 {
 	static uint8_t empty_block; /* a valid address for length-0 blocks */
 	uint32_t n = s->ps.count;
-	int ret;
+	int ret = 0;
 
 	s->rb = calloc(n, sizeof(*s->rb));
 	s->blocks = calloc(n, sizeof(*s->blocks));
