@@ -4,7 +4,7 @@
 #define RDMIG_BENCH_H
 
 #include <stddef.h>
-#include "rdmig.h"
+#include <rdmig.h>
 
 /* The command line of every subcommand (unused fields keep defaults). */
 struct bench_args {

@@ -13,7 +13,7 @@
  * sends no stream: what is left is the engine and the device.  Set next to
  * `rdmig send`, the difference is the tool's own work (its digests, its
  * stream, the receiver's image files).  --hash inline adds the tool's default digest
- * (XXH3-128, tools/digest.c) of each chunk after its writes were handed
+ * (XXH3-128, stream/digest.c) of each chunk after its writes were handed
  * over; --hash thread computes the digest of the whole block on a second
  * thread while the main one sends, and the clock stops when both are
  * done: what hashing beside the transfer costs.
@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bench.h"
-#include "digest.h"
+#include <rdmig/imgstream.h>
 
 #define PAGE 4096u
 
@@ -128,7 +128,7 @@ static int write_chunk(struct rdmig_source *s, const uint8_t *base, uint64_t off
 struct hasher {
 	pthread_t thread;
 	const struct mapped_file *file;
-	uint8_t digest[DIGEST_MAX];
+	uint8_t digest[RDMIG_DIGEST_MAX];
 	double seconds;
 };
 
@@ -137,7 +137,7 @@ static void *hash_file(void *arg)
 	struct hasher *h = arg;
 	double t0 = bench_now_us();
 
-	digest_compute(DIGEST_DEFAULT, h->file->p, (size_t)h->file->len, h->digest);
+	rdmig_digest_compute(RDMIG_DIGEST_DEFAULT, h->file->p, (size_t)h->file->len, h->digest);
 	h->seconds = (bench_now_us() - t0) / 1e6;
 	return NULL;
 }
@@ -148,12 +148,12 @@ struct send_times {
 
 static void print_send_json(FILE *f, const struct bench_args *a, const struct rdmig_conn *c,
 			    const struct rdmig_engine_stats *st, uint64_t total,
-			    const struct send_times *t, const uint8_t digest[DIGEST_MAX])
+			    const struct send_times *t, const uint8_t digest[RDMIG_DIGEST_MAX])
 {
 	static const char *hash_name[] = {"none", "inline", "thread"};
-	char hex[DIGEST_HEX_MAX];
+	char hex[RDMIG_DIGEST_HEX_MAX];
 
-	digest_hex(digest, digest_size(DIGEST_DEFAULT), hex);
+	rdmig_digest_hex(digest, rdmig_digest_size(RDMIG_DIGEST_DEFAULT), hex);
 	fprintf(f, "{\"command\": \"bulk-send\", \"file\": \"%s\", \"bytes_total\": %llu, "
 		   "\"seconds\": %.6f, \"setup_seconds\": %.6f, \"throughput_MBps\": %.2f, "
 		   "\"hash\": \"%s\", \"hash_seconds\": %.6f, \"digest\": \"%s\", "
@@ -183,7 +183,7 @@ static int send_chunks(struct rdmig_source *s, const struct bench_args *a,
 			return -1;
 		if (a->hash == BENCH_HASH_INLINE) {
 			double t0 = bench_now_us();
-			digest_compute(DIGEST_DEFAULT, file->p + off, (size_t)n, h);
+			rdmig_digest_compute(RDMIG_DIGEST_DEFAULT, file->p + off, (size_t)n, h);
 			*hash_us += bench_now_us() - t0;
 		}
 	}
@@ -199,7 +199,7 @@ int bench_bulk_send(const struct bench_args *a)
 	struct rdmig_opts o;
 	struct hasher hasher = {.file = &file};
 	struct send_times t = {0};
-	uint8_t digest[DIGEST_MAX] = {0};
+	uint8_t digest[RDMIG_DIGEST_MAX] = {0};
 	double t0, hash_us = 0;
 	int ret = 1, hashing = 0;
 	FILE *json;

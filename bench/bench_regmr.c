@@ -22,7 +22,6 @@
 #include <sys/mman.h>
 #include <time.h>
 #include "bench.h"
-#include "mono_clock.h" /* tools/ */
 
 #define REGMR_MAX_PIECES 16
 #define REGMR_MAX_ROUNDS 15
@@ -79,24 +78,24 @@ static int one_round(struct ibv_pd *pd, size_t size, int n, int threaded, int to
 	for (int i = 0; i < n; i++)
 		p[i] = (struct piece){.pd = pd, .addr = mem + (size_t)i * each,
 				      .len = i == n - 1 ? size - (size_t)i * each : each};
-	t0 = mono_now();
+	t0 = rdmig_monotonic_seconds();
 	for (int i = 0; i < n; i++)
 		if (!threaded || n == 1 || pthread_create(&p[i].th, NULL, reg_piece, &p[i]))
 			reg_piece(&p[i]), p[i].th = 0;
 	for (int i = 0; i < n; i++)
 		if (p[i].th)
 			pthread_join(p[i].th, NULL);
-	*reg = mono_now() - t0;
+	*reg = rdmig_monotonic_seconds() - t0;
 	for (int i = 0; i < n; i++)
 		ok &= p[i].mr != NULL;
-	t0 = mono_now();
+	t0 = rdmig_monotonic_seconds();
 	for (int i = 0; i < n; i++)
 		if (!threaded || n == 1 || pthread_create(&p[i].th, NULL, dereg_piece, &p[i]))
 			dereg_piece(&p[i]), p[i].th = 0;
 	for (int i = 0; i < n; i++)
 		if (p[i].th)
 			pthread_join(p[i].th, NULL);
-	*dereg = mono_now() - t0;
+	*dereg = rdmig_monotonic_seconds() - t0;
 	munmap(mem, size);
 	return ok ? 0 : -1;
 }

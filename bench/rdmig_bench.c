@@ -33,7 +33,6 @@
 #include <string.h>
 #include <time.h>
 #include "bench.h"
-#include "mono_clock.h" /* tools/ */
 
 #define MAX_CONNS 4
 
@@ -81,7 +80,7 @@ void bench_opts(const struct bench_args *a, struct rdmig_opts *o)
 
 double bench_now_us(void)
 {
-	return mono_now() * 1e6;
+	return rdmig_monotonic_seconds() * 1e6;
 }
 
 int bench_die(const char *what, const char *msg)

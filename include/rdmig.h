@@ -558,6 +558,12 @@ static inline uint64_t rdmig_chunk_len(uint64_t length, uint64_t chunk, uint64_t
  * Added in 0.2 (RDMIG_0.2). */
 bool rdmig_is_zero(const void *p, size_t n);
 
+/* Monotonic seconds (CLOCK_MONOTONIC): for durations only, the origin is
+ * arbitrary, and a change of the wall clock does not move it.  The clock
+ * of the library's own timings, for callers that want to compare theirs
+ * with them.  Added in 0.2 (RDMIG_0.2). */
+double rdmig_monotonic_seconds(void);
+
 struct rdmig_block {
 	const char *name; /* copied by the library */
 	void *host;

@@ -9,8 +9,7 @@
 #include <stdio.h>
 #include <getopt.h>
 #include <signal.h>
-#include "rdmig.h"
-#include "mono_clock.h"
+#include <rdmig.h>
 #include "outdir.h"
 
 /* The project's version (CMake's project version, a compile definition of

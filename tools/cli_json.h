@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <json-c/json.h>
-#include "rdmig.h"
+#include <rdmig.h>
 
 /* A new empty object or array (NULL when out of memory, which cj_print
  * then reports: the functions below take a NULL o or arr). */

@@ -27,7 +27,7 @@ void mig_progress_start(struct mig_progress *p, const char *what, uint64_t total
 	p->on = isatty(STDERR_FILENO);
 	p->what = what;
 	p->total = total;
-	p->start = mono_now();
+	p->start = rdmig_monotonic_seconds();
 	p->last = 0;
 }
 
@@ -38,7 +38,7 @@ void mig_progress(struct mig_progress *p, uint64_t done)
 
 	if (!p->on)
 		return;
-	now = mono_now();
+	now = rdmig_monotonic_seconds();
 	if (now - p->last < 0.2 && done < p->total)
 		return;
 	p->last = now;

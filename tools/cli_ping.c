@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "mono_clock.h"
 
 struct ping_args {
 	struct rdmig_opts opts;
@@ -177,9 +176,9 @@ int cmd_ping(int argc, char **argv)
 	if (!ret)
 		ret = rdmig_connect(c, a.host, a.port);
 	for (long i = 0; i < a.count && !ret; i++) {
-		double t0 = mono_now();
+		double t0 = rdmig_monotonic_seconds();
 		ret = ping_once(c, (uint64_t)i << 20);
-		rtt[i] = (mono_now() - t0) * 1e6; /* microseconds */
+		rtt[i] = (rdmig_monotonic_seconds() - t0) * 1e6; /* microseconds */
 	}
 	if (!ret)
 		ret = rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});

@@ -4,7 +4,7 @@
  * QEMU's destination: the stream header says which blocks to allocate, the
  * source writes into them with RDMA, and digest records say which spans
  * have landed and what they hold: each is checked on a pool of threads
- * while the rest arrives (verify.h).  Once the source is done and every
+ * while the rest arrives (rdmig/imgstream.h).  Once the source is done and every
  * block verified, the blocks are written to DIR/<name>.img; the
  * raw stream is kept in DIR/stream.bin.  A migration that fails or is
  * interrupted (SIGINT, SIGTERM) leaves none of these files behind.
@@ -21,20 +21,18 @@
 #include "cli.h"
 #include "cli_json.h"
 #include "cli_qemu.h"
-#include "imgs_file_names.h"
-#include "imgstream.h"
-#include "verify.h"
+#include <rdmig/imgstream.h>
 
 /* The destination memory of one block and what became of it. */
 struct recv_block {
 	uint8_t *mem;   /* NULL for an empty block */
-	char file[IMGS_FILE_NAME];
+	char file[RDMIG_IMGS_FILE_NAME];
 	struct out_file img; /* DIR/file while it is written (outdir.h) */
 };
 
 struct recv_state {
 	struct recv_args a;
-	struct imgs_parser ps;
+	struct rdmig_imgs_parser ps;
 	struct recv_block *rb;
 	struct rdmig_block *blocks;
 	struct out_file stream; /* DIR/stream.bin, from the first valid bytes on */
@@ -43,8 +41,8 @@ struct recv_state {
 	struct rdmig_dest *dest;
 	struct rdmig_engine_stats st;
 	struct mig_progress prog;  /* the progress line: spans landed */
-	struct verify vf;          /* span digests, checked as they arrive */
-	struct verify_block *res;  /* per block, once verified */
+	struct rdmig_verify vf;          /* span digests, checked as they arrive */
+	struct rdmig_verify_block *res;  /* per block, once verified */
 	bool verify_off;           /* --verify off */
 	atomic_int write_errno;    /* the first failed image write (pool threads) */
 	int blocks_set, verified;
@@ -103,7 +101,7 @@ static int parse_recv_args(int argc, char **argv, struct recv_args *a, bool *ver
  * (what was in DIR before stays untouched). */
 static void remove_outputs(struct recv_state *s)
 {
-	verify_stop(&s->vf); /* its threads write into the images */
+	rdmig_verify_stop(&s->vf); /* its threads write into the images */
 	out_discard(&s->a.dir, &s->stream);
 	for (uint32_t i = 0; s->rb && i < s->ps.count; i++)
 		out_discard(&s->a.dir, &s->rb[i].img);
@@ -114,9 +112,9 @@ static void remove_outputs(struct recv_state *s)
 /* Choose every block's output file name now, before anything is written. */
 static int name_files(struct recv_state *s)
 {
-	char (*names)[IMGS_FILE_NAME] = calloc(s->ps.count, sizeof(*names));
+	char (*names)[RDMIG_IMGS_FILE_NAME] = calloc(s->ps.count, sizeof(*names));
 
-	if (!names || imgs_file_names(s->ps.blocks, s->ps.count, ".img", names)) {
+	if (!names || rdmig_imgs_file_names(s->ps.blocks, s->ps.count, ".img", names)) {
 		free(names);
 		snprintf(s->err, sizeof(s->err), "out of memory for %u file names", s->ps.count);
 		return -1;
@@ -152,7 +150,7 @@ static int check_memlock(struct recv_state *s)
 
 /* On a pool thread, once a span is hashed: into its image file (a
  * temporary one until the run is verified), while the rest arrives. */
-static void span_landed(void *ctx, const struct hash_job *j)
+static void span_landed(void *ctx, const struct rdmig_hash_job *j)
 {
 	struct recv_state *s = ctx;
 	int none = 0;
@@ -186,9 +184,9 @@ static int start_verify(struct recv_state *s)
 			return -1;
 		}
 	}
-	ret = verify_start(&s->vf, s->verify_off ? DIGEST_OFF : s->ps.prm.digest, 0, s->ps.blocks,
-			   s->ps.count, s->ps.prm.span_shift, mems, false, span_landed, s, s->err,
-			   sizeof(s->err));
+	ret = rdmig_verify_start(&s->vf, s->verify_off ? RDMIG_DIGEST_OFF : s->ps.prm.digest, 0,
+				 s->ps.blocks, s->ps.count, s->ps.prm.span_shift, mems, false,
+				 span_landed, s, s->err, sizeof(s->err));
 	free(mems);
 	return ret;
 }
@@ -212,7 +210,7 @@ static int alloc_blocks(struct recv_state *s)
 {
 	static uint8_t empty_block; /* a valid address for length-0 blocks */
 	uint32_t n = s->ps.count;
-	int ret;
+	int ret = 0;
 
 	s->rb = calloc(n, sizeof(*s->rb));
 	s->blocks = calloc(n, sizeof(*s->blocks));
@@ -223,7 +221,7 @@ static int alloc_blocks(struct recv_state *s)
 	if (name_files(s))
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct imgs_block *d = &s->ps.blocks[i];
+		const struct rdmig_imgs_block *d = &s->ps.blocks[i];
 		if (d->length) {
 			void *p = mmap(NULL, (size_t)d->length, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -256,9 +254,9 @@ static int on_stream(struct recv_state *s, const struct rdmig_event *ev)
 	char note[400];
 	int got;
 
-	if ((got = imgs_feed(&s->ps, ev->data, ev->len)) < 0) {
+	if ((got = rdmig_imgs_feed(&s->ps, ev->data, ev->len)) < 0) {
 		snprintf(s->err, sizeof(s->err), "the source's stream is not an rdmig image stream: "
-			 "%s%s", imgs_errmsg(&s->ps), s->ps.over_limit ?
+			 "%s%s", rdmig_imgs_errmsg(&s->ps), s->ps.over_limit ?
 			 recv_limit_note(&s->a, note, sizeof(note)) : "");
 		return -1;
 	}
@@ -270,11 +268,11 @@ static int on_stream(struct recv_state *s, const struct rdmig_event *ev)
 			 strerror(errno));
 		return -1;
 	}
-	if ((got & IMGS_EV_HEADER) && alloc_blocks(s))
+	if ((got & RDMIG_IMGS_EV_HEADER) && alloc_blocks(s))
 		return -1;
-	if (got & IMGS_EV_SPANS) { /* their data has landed: check it now */
-		verify_release(&s->vf, s->ps.spans_known);
-		mig_progress(&s->prog, imgs_landed_bytes(&s->ps));
+	if (got & RDMIG_IMGS_EV_SPANS) { /* their data has landed: check it now */
+		rdmig_verify_release(&s->vf, s->ps.spans_known);
+		mig_progress(&s->prog, rdmig_imgs_landed_bytes(&s->ps));
 	}
 	return 0;
 }
@@ -294,7 +292,7 @@ static int receive(struct recv_state *s)
 				return ret;
 			break;
 		case RDMIG_EV_BLOCKS_NEEDED:
-			if (!imgs_header_done(&s->ps)) {
+			if (!rdmig_imgs_header_done(&s->ps)) {
 				snprintf(s->err, sizeof(s->err), "the source asked for RAM blocks before "
 					 "describing them");
 				return -1;
@@ -303,10 +301,10 @@ static int receive(struct recv_state *s)
 		case RDMIG_EV_ITERATION_DONE:
 			break; /* counted by the library (stats.iterations) */
 		case RDMIG_EV_END:
-			s->t_end = mono_now();
-			if (imgs_finish(&s->ps)) {
+			s->t_end = rdmig_monotonic_seconds();
+			if (rdmig_imgs_finish(&s->ps)) {
 				snprintf(s->err, sizeof(s->err), "the source disconnected before the end "
-					 "of its stream (%s)", imgs_errmsg(&s->ps));
+					 "of its stream (%s)", rdmig_imgs_errmsg(&s->ps));
 				return -1;
 			}
 			return 0;
@@ -329,8 +327,8 @@ static int verify_tick(void *ctx)
  * (--verify off on either side) is not verified, and not a failure. */
 static void verify(struct recv_state *s)
 {
-	s->verified = verify_recv_finish(&s->vf, &s->ps, s->res, verify_tick, s) == 0 &&
-		      s->vf.alg != DIGEST_OFF;
+	s->verified = rdmig_verify_recv_finish(&s->vf, &s->ps, s->res, verify_tick, s) == 0 &&
+		      s->vf.alg != RDMIG_DIGEST_OFF;
 	for (uint32_t i = 0; s->verified && i < s->ps.count; i++)
 		s->verified = s->res[i].ok;
 }
@@ -339,7 +337,7 @@ static void verify(struct recv_state *s)
  * their lengths (zero spans are holes), then every output its real name. */
 static int write_images(struct recv_state *s)
 {
-	double t0 = mono_now();
+	double t0 = rdmig_monotonic_seconds();
 	int err = atomic_load(&s->write_errno);
 
 	for (uint32_t i = 0; !err && i < s->ps.count; i++)
@@ -355,7 +353,7 @@ static int write_images(struct recv_state *s)
 	for (uint32_t i = 0; i < s->ps.count; i++)
 		if (out_commit(&s->a.dir, &s->rb[i].img, s->err, sizeof(s->err)))
 			return -1;
-	s->write_seconds = mono_now() - t0;
+	s->write_seconds = rdmig_monotonic_seconds() - t0;
 	return 0;
 }
 
@@ -365,9 +363,9 @@ static struct json_object *json_blocks(const struct recv_state *s)
 
 	for (uint32_t i = 0; i < s->ps.count; i++) {
 		struct json_object *b = cj_object();
-		char hex[DIGEST_HEX_MAX];
+		char hex[RDMIG_DIGEST_HEX_MAX];
 
-		digest_hex(s->res[i].digest, s->vf.dsize, hex);
+		rdmig_digest_hex(s->res[i].digest, s->vf.dsize, hex);
 		cj_str(b, "name", s->ps.blocks[i].name);
 		cj_str(b, "file", s->rb[i].file);
 		cj_u64(b, "length", s->ps.blocks[i].length);
@@ -394,7 +392,7 @@ static void print_json(const struct recv_state *s)
 	cj_u64(o, "bytes_compressed", s->st.bytes_compressed);
 	cj_u64(o, "stream_bytes", s->st.stream_bytes);
 	cj_fixed(o, "seconds", secs, 6);
-	cj_str(o, "verify", digest_name(s->vf.alg));
+	cj_str(o, "verify", rdmig_digest_name(s->vf.alg));
 	cj_u64(o, "hash_threads", s->vf.threads);
 	cj_fixed(o, "hash_seconds", s->vf.hash_seconds, 6);
 	cj_fixed(o, "hash_exposed_seconds", s->vf.exposed_seconds, 6);
@@ -423,16 +421,16 @@ static void print_human(const struct recv_state *s)
 	       (unsigned long long)s->st.register_requests,
 	       mig_size(s->st.bytes_compressed, b, sizeof(b)));
 	mig_print_conn("recv", s->conn);
-	if (s->vf.alg == DIGEST_OFF)
+	if (s->vf.alg == RDMIG_DIGEST_OFF)
 		printf("recv: not verified (--verify off %s); images in %s/\n",
 		       s->verify_off ? "here" : "at the source", s->a.out);
 	else
 		printf("recv: %s verified %u/%u block%s as they landed (%.2f s on %u thread%s, "
-		       "%.2f s after the data)%s%s%s\n", digest_name(s->vf.alg), good, s->ps.count,
-		       s->ps.count == 1 ? "" : "s", s->vf.hash_seconds, s->vf.threads,
-		       s->vf.threads == 1 ? "" : "s", s->vf.exposed_seconds,
-		       s->verified ? "; images in " : "", s->verified ? s->a.out : "",
-		       s->verified ? "/" : "");
+		       "%.2f s after the data)%s%s%s\n",
+		       rdmig_digest_name(s->vf.alg), good, s->ps.count, s->ps.count == 1 ? "" : "s",
+		       s->vf.hash_seconds, s->vf.threads, s->vf.threads == 1 ? "" : "s",
+		       s->vf.exposed_seconds, s->verified ? "; images in " : "",
+		       s->verified ? s->a.out : "", s->verified ? "/" : "");
 }
 
 /* ------------------------------------------------------------- main -- */
@@ -443,14 +441,14 @@ static int accept_one(struct recv_state *s)
 
 	if ((ret = recv_accept(&s->a, &s->l, &s->conn)))
 		return ret;
-	s->t_start = mono_now();
+	s->t_start = rdmig_monotonic_seconds();
 	return rdmig_dest_create(s->conn, &s->dest);
 }
 
 static void cleanup(struct recv_state *s)
 {
 	mig_progress_end(&s->prog);
-	verify_free(&s->vf); /* its threads read the blocks */
+	rdmig_verify_free(&s->vf); /* its threads read the blocks */
 	free(s->res);
 	rdmig_dest_destroy(s->dest); /* deregisters: before the memory goes */
 	rdmig_conn_destroy(s->conn);
@@ -460,32 +458,36 @@ static void cleanup(struct recv_state *s)
 			munmap(s->rb[i].mem, (size_t)s->ps.blocks[i].length);
 	free(s->rb);
 	free(s->blocks);
-	imgs_parser_free(&s->ps);
+	rdmig_imgs_parser_free(&s->ps);
 	out_dir_close(&s->a.dir); /* the outputs were committed or discarded */
 }
 
 static int report_mismatches(const struct recv_state *s)
 {
 	for (uint32_t i = 0; i < s->ps.count; i++) {
-		const struct verify_block *r = &s->res[i];
+		const struct rdmig_verify_block *r = &s->res[i];
 		uint64_t span = 1ull << s->ps.prm.span_shift, at = (uint64_t)r->bad_span * span;
-		char got[DIGEST_HEX_MAX], want[DIGEST_HEX_MAX];
+		char got[RDMIG_DIGEST_HEX_MAX], want[RDMIG_DIGEST_HEX_MAX];
 
 		if (r->ok)
 			continue;
 		if (r->bad_span >= 0) {
-			fprintf(stderr, "rdmig: recv: block '%s': bytes %llu..%llu differ from what "
-					"the source sent (%s of span %lld)\n", s->ps.blocks[i].name,
-				(unsigned long long)at,
+			fprintf(stderr,
+				"rdmig: recv: block '%s': bytes %llu..%llu differ from what "
+				"the source sent (%s of span %lld)\n",
+				s->ps.blocks[i].name, (unsigned long long)at,
 				(unsigned long long)(at + span < s->ps.blocks[i].length
-							     ? at + span : s->ps.blocks[i].length),
-				digest_name(s->vf.alg), (long long)r->bad_span);
+							 ? at + span
+							 : s->ps.blocks[i].length),
+				rdmig_digest_name(s->vf.alg), (long long)r->bad_span);
 			continue;
 		}
-		digest_hex(r->digest, s->vf.dsize, got);
-		digest_hex(s->ps.blocks[i].digest, s->vf.dsize, want);
-		fprintf(stderr, "rdmig: recv: block '%s': %s mismatch: received %s, the source sent "
-				"%s\n", s->ps.blocks[i].name, digest_name(s->vf.alg), got, want);
+		rdmig_digest_hex(r->digest, s->vf.dsize, got);
+		rdmig_digest_hex(s->ps.blocks[i].digest, s->vf.dsize, want);
+		fprintf(stderr,
+			"rdmig: recv: block '%s': %s mismatch: received %s, the source sent "
+			"%s\n",
+			s->ps.blocks[i].name, rdmig_digest_name(s->vf.alg), got, want);
 	}
 	return 1;
 }
@@ -530,7 +532,7 @@ int cmd_recv(int argc, char **argv)
 		cleanup(&s);
 		return ret;
 	}
-	imgs_parser_init(&s.ps, s.a.max_total);
+	rdmig_imgs_parser_init(&s.ps, s.a.max_total);
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
 		mig_progress_end(&s.prog);
 		if (cli_cancelled()) {
@@ -554,7 +556,7 @@ int cmd_recv(int argc, char **argv)
 	ret = 0;
 	if (cli_cancelled())
 		ret = recv_cancelled(&s);
-	else if (!s.verified && s.vf.alg != DIGEST_OFF)
+	else if (!s.verified && s.vf.alg != RDMIG_DIGEST_OFF)
 		ret = report_mismatches(&s);
 	else if (write_images(&s))
 		ret = cli_cancelled() ? recv_cancelled(&s) : cli_fail("recv", s.err);

@@ -93,14 +93,14 @@ static void remove_outputs(struct rq_state *s)
 static int name_files(struct rq_state *s)
 {
 	uint32_t n = s->qs.count;
-	struct imgs_block *tmp = calloc(n, sizeof(*tmp));
-	char (*names)[IMGS_FILE_NAME] = calloc(n, sizeof(*names));
+	struct rdmig_imgs_block *tmp = calloc(n, sizeof(*tmp));
+	char (*names)[RDMIG_IMGS_FILE_NAME] = calloc(n, sizeof(*names));
 	int ret = -1;
 
 	if (tmp && names) {
 		for (uint32_t i = 0; i < n; i++)
 			memcpy(tmp[i].name, s->qs.blocks[i].name, sizeof(tmp[i].name));
-		if (!imgs_file_names(tmp, n, ".img", names)) {
+		if (!rdmig_imgs_file_names(tmp, n, ".img", names)) {
 			for (uint32_t i = 0; i < n; i++)
 				memcpy(s->rb[i].file, names[i], sizeof(names[i]));
 			ret = 0;
@@ -123,15 +123,18 @@ static int alloc_blocks(struct rq_state *s)
 	uint32_t n = s->qs.count;
 
 	s->rb = calloc(n, sizeof(*s->rb));
+	s->rec = calloc(n, sizeof(*s->rec));
 	s->blocks = calloc(n, sizeof(*s->blocks));
-	if (!s->rb || !s->blocks) {
+	if (!s->rb || !s->rec || !s->blocks) {
 		snprintf(s->err, sizeof(s->err), "out of memory for %u blocks", n);
 		return -1;
 	}
+	for (uint32_t i = 0; i < n; i++)
+		s->rec[i].file = s->rb[i].file;
 	if (name_files(s))
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct qs_block *q = &s->qs.blocks[i];
+		const struct rdmig_qs_block *q = &s->qs.blocks[i];
 		struct rq_block *b = &s->rb[i];
 		void *p = mmap(NULL, (size_t)q->length, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -142,11 +145,7 @@ static int alloc_blocks(struct rq_state *s)
 			return -1;
 		}
 		b->mem = p;
-		b->nchunks = (uint32_t)((q->length + RDMIG_CHUNK_SIZE - 1) >> RDMIG_CHUNK_SHIFT);
-		b->data_phase = calloc(b->nchunks, sizeof(*b->data_phase));
-		b->zero_phase = calloc(b->nchunks, sizeof(*b->zero_phase));
-		b->nonzero = calloc(b->nchunks, 1);
-		if (!b->data_phase || !b->zero_phase || !b->nonzero) {
+		if (rdmig_qrec_chunks_init(&s->rec[i].ch, q->length)) {
 			snprintf(s->err, sizeof(s->err), "out of memory");
 			return -1;
 		}
@@ -178,8 +177,8 @@ static int resolve_offsets(struct rq_state *s)
 		return -1;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		const struct qs_block *q = &s->qs.blocks[i];
-		const struct rq_ramblock *row = NULL;
+		const struct rdmig_qs_block *q = &s->qs.blocks[i];
+		const struct rdmig_qs_ramblock *row = NULL;
 
 		for (size_t k = 0; k < s->nrows && !row; k++)
 			if (!strcmp(s->rows[k].name, q->name))
@@ -202,8 +201,8 @@ static int resolve_offsets(struct rq_state *s)
 				 "but not first in its order: the library cannot express that", q->name);
 			return -1;
 		}
-		s->rb[i].offset = row->offset;
-		s->rb[i].have_offset = 1;
+		s->rec[i].offset = row->offset;
+		s->rec[i].have_offset = 1;
 		s->blocks[i].offset = row->offset;
 	}
 	return 0;
@@ -222,8 +221,9 @@ static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
 			 "stream carries device state only", (unsigned long long)RQ_MAX_STREAM);
 		return -1;
 	}
-	if ((got = qs_feed(&s->qs, ev->data, ev->len)) < 0) {
-		snprintf(s->err, sizeof(s->err), "the source's stream: %s%s", qs_errmsg(&s->qs),
+	if ((got = rdmig_qs_feed(&s->qs, ev->data, ev->len)) < 0) {
+		snprintf(s->err, sizeof(s->err), "the source's stream: %s%s",
+			 rdmig_qs_errmsg(&s->qs),
 			 s->qs.over_limit ? recv_limit_note(&s->a, note, sizeof(note)) : "");
 		return -1;
 	}
@@ -236,7 +236,7 @@ static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
 		return -1;
 	}
 	s->stream_bytes += ev->len;
-	return (got & QS_EV_BLOCKS) ? alloc_blocks(s) : 0;
+	return (got & RDMIG_QS_EV_BLOCKS) ? alloc_blocks(s) : 0;
 }
 
 /* Can we pin the RAM the source announced?  Checked before the blocks go
@@ -254,12 +254,12 @@ static int on_blocks_needed(struct rq_state *s)
 {
 	int ret;
 
-	if (!qs_blocks_done(&s->qs)) {
+	if (!rdmig_qs_blocks_done(&s->qs)) {
 		snprintf(s->err, sizeof(s->err), "the source asked for RAM blocks after %" PRIu64
 			 " stream bytes, before its stream listed them", s->stream_bytes);
 		return -1;
 	}
-	if (resolve_offsets(s) || check_memlock(s) || rq_add_phase(s, PH_RAM_BLOCKS))
+	if (resolve_offsets(s) || check_memlock(s) || rq_add_phase(s, RDMIG_QREC_RAM_BLOCKS))
 		return -1;
 	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, s->qs.count)))
 		return ret;
@@ -305,10 +305,12 @@ static int receive(struct rq_state *s)
 			ret = rq_note_range(s, ev.type, ev.data);
 			break;
 		case RDMIG_EV_END:
-			s->t_end = mono_now();
-			if (qs_finish(&s->qs)) {
-				snprintf(s->err, sizeof(s->err), "the source disconnected before the end "
-					 "of its stream: %s", qs_errmsg(&s->qs));
+			s->t_end = rdmig_monotonic_seconds();
+			if (rdmig_qs_finish(&s->qs)) {
+				snprintf(s->err, sizeof(s->err),
+					 "the source disconnected before the end "
+					 "of its stream: %s",
+					 rdmig_qs_errmsg(&s->qs));
 				return -1;
 			}
 			if (!s->blocks_set) {
@@ -332,11 +334,13 @@ static int receive(struct rq_state *s)
 static int write_image(struct rq_state *s, uint32_t i)
 {
 	struct rq_block *b = &s->rb[i];
+	struct rdmig_qrec_chunks *ch = &s->rec[i].ch;
 	uint64_t len = s->qs.blocks[i].length;
 
 	if (out_create(&s->a.dir, &b->img, b->file, s->err, sizeof(s->err)))
 		return -1;
-	for (uint32_t c = 0; c < b->nchunks; c++) {
+	/* the record's chunks are RDMIG_CHUNK_SIZE (1 MiB) too */
+	for (uint32_t c = 0; c < ch->nchunks; c++) {
 		uint64_t off = (uint64_t)c << RDMIG_CHUNK_SHIFT;
 		size_t n = (size_t)rdmig_chunk_len(len, c, RDMIG_CHUNK_SIZE);
 		if (cli_cancelled()) {
@@ -344,8 +348,8 @@ static int write_image(struct rq_state *s, uint32_t i)
 				 cli_cancel_name());
 			return -1;
 		}
-		b->nonzero[c] = !rdmig_is_zero(b->mem + off, n);
-		if (b->nonzero[c] && out_write_chunk(&b->img, off, b->mem + off, n))
+		ch->nonzero[c] = !rdmig_is_zero(b->mem + off, n);
+		if (ch->nonzero[c] && out_write_chunk(&b->img, off, b->mem + off, n))
 			goto fail;
 	}
 	if (!out_set_size(&b->img, len))
@@ -370,11 +374,11 @@ static int write_images(struct rq_state *s)
 	return 0;
 }
 
-static uint32_t nonzero_chunks(const struct rq_block *b)
+static uint32_t nonzero_chunks(const struct rdmig_qrec_chunks *ch)
 {
 	uint32_t n = 0;
-	for (uint32_t c = 0; c < b->nchunks; c++)
-		n += b->nonzero[c];
+	for (uint32_t c = 0; c < ch->nchunks; c++)
+		n += ch->nonzero[c];
 	return n;
 }
 
@@ -383,7 +387,7 @@ static struct json_object *json_blocks(const struct rq_state *s)
 	struct json_object *arr = cj_array();
 
 	for (uint32_t i = 0; i < s->qs.count; i++) {
-		const struct rq_block *b = &s->rb[i];
+		const struct rdmig_qrec_block *b = &s->rec[i];
 		struct json_object *o = cj_object();
 
 		cj_str(o, "name", s->qs.blocks[i].name);
@@ -393,8 +397,8 @@ static struct json_object *json_blocks(const struct rq_state *s)
 			cj_u64(o, "offset", b->offset);
 		else
 			cj_null(o, "offset");
-		cj_u64(o, "chunks", b->nchunks);
-		cj_u64(o, "nonzero_chunks", nonzero_chunks(b));
+		cj_u64(o, "chunks", b->ch.nchunks);
+		cj_u64(o, "nonzero_chunks", nonzero_chunks(&b->ch));
 		cj_push(arr, o);
 	}
 	return arr;
@@ -416,7 +420,7 @@ static void print_json(const struct rq_state *s)
 	cj_u64(o, "bytes_total", s->qs.total);
 	cj_u64(o, "bytes_compressed", s->st.bytes_compressed);
 	cj_u64(o, "stream_bytes", s->stream_bytes);
-	cj_str(o, "stream_end", qs_end_name(s->qs.end));
+	cj_str(o, "stream_end", rdmig_qs_end_name(s->qs.end));
 	cj_u64(o, "eof_offset", s->qs.eof_offset);
 	cj_u64(o, "ram_sections", s->qs.ram_sections);
 	cj_u64(o, "hooks", s->qs.hooks);
@@ -452,7 +456,8 @@ static void print_human(const struct rq_state *s)
 	       mig_size(s->st.bytes_compressed, b, sizeof(b)), s->pin_all ? "; pin-all" : "");
 	printf("recv: stream %s, ended with %s at offset %" PRIu64 "\n",
 	       mig_size(s->stream_bytes, c, sizeof(c)),
-	       s->qs.end == QS_END_VMDESC ? "QEMU_VM_EOF + vmdesc" : "QEMU_VM_EOF", s->qs.eof_offset);
+	       s->qs.end == RDMIG_QS_END_VMDESC ? "QEMU_VM_EOF + vmdesc" : "QEMU_VM_EOF",
+	       s->qs.eof_offset);
 	mig_print_conn("recv", s->conn);
 	printf("recv: sent inline/copied:");
 	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
@@ -471,7 +476,7 @@ static int accept_one(struct rq_state *s)
 
 	if ((ret = recv_accept(&s->a, &s->l, &s->conn)))
 		return ret;
-	s->t_start = mono_now();
+	s->t_start = rdmig_monotonic_seconds();
 	rdmig_conn_caps(s->conn, &caps);
 	s->pin_all = (caps.flags & RDMIG_CAP_PIN_ALL) != 0;
 	if ((ret = rdmig_dest_create(s->conn, &s->dest)))
@@ -490,15 +495,15 @@ static void cleanup(struct rq_state *s)
 	for (uint32_t i = 0; s->rb && i < s->qs.count; i++) {
 		if (s->rb[i].mem)
 			munmap(s->rb[i].mem, (size_t)s->qs.blocks[i].length);
-		free(s->rb[i].data_phase);
-		free(s->rb[i].zero_phase);
-		free(s->rb[i].nonzero);
+		if (s->rec)
+			rdmig_qrec_chunks_free(&s->rec[i].ch);
 	}
 	free(s->rb);
+	free(s->rec);
 	free(s->blocks);
 	free(s->rows);
 	free(s->ph);
-	qs_free(&s->qs);
+	rdmig_qs_free(&s->qs);
 	out_dir_close(&s->a.dir); /* the outputs were committed or discarded */
 }
 
@@ -540,7 +545,7 @@ int cmd_recv_qemu(int argc, char **argv)
 		cleanup(&s);
 		return ret;
 	}
-	qs_init(&s.qs, s.a.max_total);
+	rdmig_qs_init(&s.qs, s.a.max_total);
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
 		ret = fail_migration(&s, ret);
 		cleanup(&s);

@@ -11,7 +11,7 @@
  *                                       destination's memory starts zeroed)
  *   and, as soon as a 4 MiB span has been handed over and hashed (a pool of
  *   threads hashes every span from the start), a digest record for the
- *   destination to check it as it lands (verify.h)
+ *   destination to check it as it lands (rdmig/imgstream.h)
  *   -> end of iteration (REGISTER_FINISHED) -> the last records -> stream
  *   trailer (every block's digest) -> disconnect.
  *
@@ -28,9 +28,8 @@
 #include "cli.h"
 #include "cli_json.h"
 #include "cli_qemu.h"
-#include "imgstream.h"
+#include <rdmig/imgstream.h>
 #include "send_files.h"
-#include "verify.h"
 
 #define PAGE 4096u
 /* With --pin-all no control message travels while the data is written (no
@@ -50,7 +49,7 @@ struct send_args {
 	char host[256], port[16];
 	char **files;
 	int nfiles;
-	enum digest_alg verify;
+	enum rdmig_digest_alg verify;
 };
 
 struct send_state {
@@ -59,7 +58,7 @@ struct send_state {
 	struct rdmig_conn *conn;
 	struct rdmig_source *src;
 	struct mig_progress prog;
-	struct verify vf;           /* span digests, hashed meanwhile */
+	struct rdmig_verify vf;           /* span digests, hashed meanwhile */
 	uint64_t handed;            /* spans handed to the library so far */
 	uint64_t done, skipped_zero;
 	double t_start, t_end;
@@ -109,11 +108,11 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 	int c, r;
 
 	mig_common_init(&a->m);
-	a->verify = DIGEST_DEFAULT;
+	a->verify = RDMIG_DIGEST_DEFAULT;
 	while ((c = getopt_long(argc, argv, "t:V:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
 		if (c == 't')
 			to = optarg;
-		else if (c == 'V' && digest_parse(optarg, &a->verify))
+		else if (c == 'V' && rdmig_digest_parse(optarg, &a->verify))
 			return cli_fail("send", "--verify takes xxh3-128, sha256 or off (see --help)") + 1;
 		else if (c == 'V')
 			continue;
@@ -124,9 +123,9 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 		return cli_fail("send", "--to ADDR:PORT is required (see --help)") + 1;
 	if (optind >= argc)
 		return cli_fail("send", "no FILE to send (see --help)") + 1;
-	if (argc - optind > (int)IMGS_MAX_BLOCKS) {
+	if (argc - optind > (int)RDMIG_IMGS_MAX_BLOCKS) {
 		snprintf(err, sizeof(err), "%d files: at most %u blocks per migration",
-			 argc - optind, IMGS_MAX_BLOCKS);
+			 argc - optind, RDMIG_IMGS_MAX_BLOCKS);
 		return cli_fail("send", err) + 1;
 	}
 	if ((r = mig_parse_to(to, a->host, sizeof(a->host), a->port, sizeof(a->port))))
@@ -169,8 +168,8 @@ static int write_stream_bytes(void *ctx, const void *buf, size_t len)
 static int spans_handed(struct send_state *s, uint64_t handed)
 {
 	s->handed = handed;
-	return verify_send_ready(&s->vf, s->in.desc, (uint32_t)s->a.nfiles, handed,
-				 write_stream_bytes, s, s->err, sizeof(s->err));
+	return rdmig_verify_send_ready(&s->vf, s->in.desc, (uint32_t)s->a.nfiles, handed,
+				       write_stream_bytes, s, s->err, sizeof(s->err));
 }
 
 /* Send one block chunk by chunk (the pool hashes it meanwhile), and the
@@ -238,8 +237,8 @@ static int start_hashing(struct send_state *s)
 	}
 	for (int i = 0; i < s->a.nfiles; i++)
 		mems[i] = s->in.f[i].map;
-	ret = verify_start(&s->vf, s->a.verify, 0, s->in.desc, (uint32_t)s->a.nfiles, SPAN_SHIFT,
-			   mems, true, NULL, NULL, s->err, sizeof(s->err));
+	ret = rdmig_verify_start(&s->vf, s->a.verify, 0, s->in.desc, (uint32_t)s->a.nfiles,
+				 SPAN_SHIFT, mems, true, NULL, NULL, s->err, sizeof(s->err));
 	free(mems);
 	return ret;
 }
@@ -259,20 +258,22 @@ static int finish_hashing(struct send_state *s)
 {
 	if (rdmig_source_set_keep_alive(s->src, KEEP_ALIVE_MS))
 		return -1;
-	return verify_send_finish(&s->vf, s->in.desc, (uint32_t)s->a.nfiles, write_stream_bytes,
-				  hashing_tick, s, s->err, sizeof(s->err));
+	return rdmig_verify_send_finish(&s->vf, s->in.desc, (uint32_t)s->a.nfiles,
+					write_stream_bytes, hashing_tick, s, s->err,
+					sizeof(s->err));
 }
 
 static int write_stream_part(struct send_state *s, int trailer)
 {
 	uint64_t chunk = chunk_bytes(s);
-	struct imgs_params prm = {s->a.verify, SPAN_SHIFT, (uint32_t)__builtin_ctzll(chunk)};
+	struct rdmig_imgs_params prm = {s->a.verify, SPAN_SHIFT, (uint32_t)__builtin_ctzll(chunk)};
 	uint8_t *buf;
 	size_t len;
 	uint32_t n = (uint32_t)s->a.nfiles;
-	int ret = trailer ? imgs_encode_trailer(s->a.verify, s->in.desc, n, &buf, &len, s->err,
-						sizeof(s->err))
-			  : imgs_encode_header(&prm, s->in.desc, n, &buf, &len, s->err, sizeof(s->err));
+	int ret = trailer ? rdmig_imgs_encode_trailer(s->a.verify, s->in.desc, n, &buf, &len,
+						      s->err, sizeof(s->err))
+			  : rdmig_imgs_encode_header(&prm, s->in.desc, n, &buf, &len, s->err,
+						     sizeof(s->err));
 
 	if (ret)
 		return -1;
@@ -304,7 +305,7 @@ static int migrate(struct send_state *s)
 		return -1;
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
-	s->t_start = mono_now(); /* the transfer: connect .. end of iteration */
+	s->t_start = rdmig_monotonic_seconds(); /* the transfer: connect .. end of iteration */
 	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)))
 		return ret;
 	rdmig_conn_caps(s->conn, &caps);
@@ -330,7 +331,7 @@ static int migrate(struct send_state *s)
 			return -1;
 	if ((ret = rdmig_source_end_iteration(s->src)) || (ret = finish_hashing(s)))
 		return ret;
-	s->t_end = mono_now(); /* the data and its digests are ready */
+	s->t_end = rdmig_monotonic_seconds(); /* the data and its digests are ready */
 	mig_progress_end(&s->prog);
 	return write_stream_part(s, 1);
 }
@@ -341,9 +342,9 @@ static struct json_object *json_blocks(const struct send_state *s)
 
 	for (int i = 0; i < s->a.nfiles; i++) {
 		struct json_object *b = cj_object();
-		char hex[DIGEST_HEX_MAX];
+		char hex[RDMIG_DIGEST_HEX_MAX];
 
-		digest_hex(s->in.desc[i].digest, s->vf.dsize, hex);
+		rdmig_digest_hex(s->in.desc[i].digest, s->vf.dsize, hex);
 		cj_str(b, "name", s->in.desc[i].name);
 		cj_str(b, "file", s->in.f[i].path);
 		cj_u64(b, "length", s->in.desc[i].length);
@@ -367,7 +368,7 @@ static void print_json(const struct send_state *s, const struct rdmig_engine_sta
 	cj_u64(o, "bytes_skipped_zero", s->skipped_zero);
 	cj_u64(o, "stream_bytes", st->stream_bytes);
 	cj_fixed(o, "seconds", secs, 6);
-	cj_str(o, "verify", digest_name(s->a.verify));
+	cj_str(o, "verify", rdmig_digest_name(s->a.verify));
 	cj_u64(o, "hash_threads", s->vf.threads);
 	cj_fixed(o, "hash_seconds", s->vf.hash_seconds, 6);
 	cj_fixed(o, "hash_exposed_seconds", s->vf.exposed_seconds, 6);
@@ -395,12 +396,13 @@ static void print_human(const struct send_state *s, const struct rdmig_engine_st
 	printf("send: written %s, compressed %s, skipped as zero %s, stream %s\n",
 	       mig_size(st->bytes_written, a, sizeof(a)), mig_size(st->bytes_compressed, b, sizeof(b)),
 	       mig_size(s->skipped_zero, c, sizeof(c)), mig_size(st->stream_bytes, d, sizeof(d)));
-	if (s->a.verify == DIGEST_OFF)
+	if (s->a.verify == RDMIG_DIGEST_OFF)
 		printf("send: no checksums (--verify off)\n");
 	else
 		printf("send: %s of every 4 MiB span took %.2f s on %u thread%s, %.2f s of it "
-		       "after the data\n", digest_name(s->a.verify), s->vf.hash_seconds,
-		       s->vf.threads, s->vf.threads == 1 ? "" : "s", s->vf.exposed_seconds);
+		       "after the data\n",
+		       rdmig_digest_name(s->a.verify), s->vf.hash_seconds, s->vf.threads,
+		       s->vf.threads == 1 ? "" : "s", s->vf.exposed_seconds);
 	printf("send: %llu RDMA writes, %llu register round trips (%llu ahead of the previous "
 	       "write; p50 %.1f us, p99 %.1f us), %llu iteration%s\n",
 	       (unsigned long long)st->writes_posted, (unsigned long long)st->register_requests,
@@ -454,7 +456,7 @@ static int send_failed(struct send_state *s, int ret)
 
 static void cleanup(struct send_state *s)
 {
-	verify_free(&s->vf); /* stops the threads: before the files go */
+	rdmig_verify_free(&s->vf); /* stops the threads: before the files go */
 	rdmig_source_destroy(s->src);
 	rdmig_conn_destroy(s->conn); /* a clean disconnect ends the migration */
 	send_files_free(&s->in);

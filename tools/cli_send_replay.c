@@ -36,7 +36,7 @@
 #include "cli.h"
 #include "cli_json.h"
 #include "cli_qemu.h"
-#include "replay_record.h"
+#include <rdmig/qemu.h>
 
 struct replay_args {
 	struct mig_common m;
@@ -52,7 +52,7 @@ struct mapped {
 
 struct replay_state {
 	struct replay_args a;
-	struct replay_record rec;
+	struct rdmig_replay_record rec;
 	struct mapped stream;
 	struct mapped *img;
 	struct rdmig_block *blocks;
@@ -156,8 +156,8 @@ static int read_record(struct replay_state *s)
 	snprintf(path, sizeof(path), "%s/record.txt", s->a.dir);
 	if (map_path(path, &text, s->err, sizeof(s->err)))
 		return -1;
-	ret = rr_parse(text.map ? (const char *)text.map : "", (size_t)text.length, &s->rec, perr,
-		       sizeof(perr));
+	ret = rdmig_rr_parse(text.map ? (const char *)text.map : "", (size_t)text.length, &s->rec,
+			     perr, sizeof(perr));
 	unmap(&text);
 	if (ret)
 		snprintf(s->err, sizeof(s->err), "%s: %s", path, perr);
@@ -184,7 +184,7 @@ static int map_inputs(struct replay_state *s)
 		return -1;
 	}
 	for (uint32_t i = 0; i < s->rec.nblocks; i++) {
-		const struct rr_block *b = &s->rec.blocks[i];
+		const struct rdmig_rr_block *b = &s->rec.blocks[i];
 		snprintf(path, sizeof(path), "%s/%s", s->a.dir, b->file);
 		if (map_path(path, &s->img[i], s->err, sizeof(s->err)))
 			return -1;
@@ -215,7 +215,7 @@ static int send_stream_to(struct replay_state *s, uint64_t end)
 static int replay_pass(struct replay_state *s, uint32_t k)
 {
 	for (uint32_t b = 0; b < s->rec.nblocks; b++) {
-		const struct rr_block *rb = &s->rec.blocks[b];
+		const struct rdmig_rr_block *rb = &s->rec.blocks[b];
 		for (uint32_t c = 0; c < rb->nchunks; c++) {
 			uint64_t off = (uint64_t)c << RDMIG_CHUNK_SHIFT;
 			uint64_t len = rb->length - off < RDMIG_CHUNK_SIZE ? rb->length - off
@@ -238,13 +238,13 @@ static int replay(struct replay_state *s)
 
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
-	s->t_start = mono_now();
+	s->t_start = rdmig_monotonic_seconds();
 	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)) ||
 	    (ret = rdmig_source_create(s->conn, s->blocks, s->rec.nblocks, &s->src)))
 		return ret;
 	mig_progress_start(&s->prog, "replay", s->rec.ram_bytes);
 	for (s->phase = 0; s->phase < s->rec.nphases; s->phase++) {
-		const struct rr_phase *ph = &s->rec.phases[s->phase];
+		const struct rdmig_rr_phase *ph = &s->rec.phases[s->phase];
 		if ((ret = send_stream_to(s, ph->offset)))
 			return ret;
 		ret = ph->ram_blocks ? rdmig_source_setup(s->src) : replay_pass(s, s->phase);
@@ -252,7 +252,7 @@ static int replay(struct replay_state *s)
 			return ret;
 	}
 	ret = send_stream_to(s, s->rec.stream_bytes);
-	s->t_end = mono_now();
+	s->t_end = rdmig_monotonic_seconds();
 	mig_progress_end(&s->prog);
 	return ret;
 }
@@ -347,7 +347,7 @@ static void cleanup(struct replay_state *s)
 	unmap(&s->stream);
 	free(s->img);
 	free(s->blocks);
-	rr_free(&s->rec);
+	rdmig_rr_free(&s->rec);
 }
 
 int cmd_send_replay(int argc, char **argv)

@@ -12,9 +12,8 @@
 #include <string.h>
 #include "cli.h"
 #include "cli_qemu.h"
-#include "imgs_file_names.h"
-#include "imgstream.h"
-#include "qemu_stream.h"
+#include <rdmig/imgstream.h>
+#include <rdmig/qemu.h>
 
 
 /* QEMU's RDMA stream holds device state only (pages travel as writes);
@@ -26,46 +25,22 @@
  * killed modes).  Far more is a source that only wants the record to grow. */
 #define RQ_MAX_PHASES 100000u
 
-/* One row of `info ramblock`. */
-struct rq_ramblock {
-	char name[QS_MAX_NAME + 1];
-	uint64_t offset, used;
-};
-
-/* A destination block and what became of its chunks. */
+/* A destination block: its memory and image file.  What became of its
+ * chunks is in the recorder's block (rq_state.rec, rdmig/qemu.h). */
 struct rq_block {
 	uint8_t *mem;
-	uint64_t offset;       /* the source's RAM offset; valid if have_offset */
-	int have_offset;
-	uint32_t nchunks;
-	/* per chunk (see rq_note_range): the phase in which it first held data
-	 * (was registered), and the one in which it was compressed before it
-	 * held data; 0 = never */
-	uint32_t *data_phase, *zero_phase;
-	uint8_t *nonzero;      /* per chunk, after the migration */
-	char file[IMGS_FILE_NAME];
+	char file[RDMIG_IMGS_FILE_NAME];
 	struct out_file img;   /* DIR/file while it is written (outdir.h) */
-};
-
-/* A control phase: RAM_BLOCKS_REQUEST, or the registrations and COMPRESS
- * messages of one pass that REGISTER_FINISHED closed. */
-enum { PH_RAM_BLOCKS = 1, PH_REGISTRATION };
-struct rq_phase {
-	int kind;
-	double t;          /* seconds since the source connected, at the event */
-	uint64_t offset;   /* stream bytes received before it */
-	uint64_t hook;     /* the offset just past the stream's latest HOOK word, 0 if none */
-	uint64_t register_requests, compress, unregister, chunks_registered, bytes_compressed;
-	int touched;       /* the library reported chunks served in this pass */
 };
 
 struct rq_state {
 	struct recv_args a;
 	const char *ramblocks; /* --ramblocks: the source's `info ramblock`, or NULL */
-	struct qs_parser qs;
-	struct rq_ramblock *rows;
+	struct rdmig_qs_parser qs;
+	struct rdmig_qs_ramblock *rows; /* --ramblocks */
 	size_t nrows;
 	struct rq_block *rb;
+	struct rdmig_qrec_block *rec; /* the record's view of each block (rb[i]) */
 	struct rdmig_block *blocks;
 	struct out_file stream; /* DIR/stream.bin, from the first valid bytes on */
 	uint64_t stream_bytes;
@@ -73,7 +48,7 @@ struct rq_state {
 	struct rdmig_conn *conn;
 	struct rdmig_dest *dest;
 	int pin_all, blocks_set;
-	struct rq_phase *ph;
+	struct rdmig_qrec_phase *ph; /* control phases (RDMIG_QREC_*) */
 	size_t nph, phcap;
 	struct rdmig_counters k_prev;
 	struct rdmig_engine_stats st_prev, st;

@@ -12,7 +12,7 @@
 #include "send_files.h"
 
 /* "NAME=FILE" (split at the first '=') or "FILE" (named by its basename). */
-static int name_file(const char *arg, uint32_t index, struct imgs_block *d, const char **path,
+static int name_file(const char *arg, uint32_t index, struct rdmig_imgs_block *d, const char **path,
 		     char *err, size_t errlen)
 {
 	const char *eq = strchr(arg, '='), *name;
@@ -32,7 +32,7 @@ static int name_file(const char *arg, uint32_t index, struct imgs_block *d, cons
 		snprintf(err, errlen, "'%s': no file name", arg);
 		return -1;
 	}
-	if (imgs_check_name(name, len, index, err, errlen)) {
+	if (rdmig_imgs_check_name(name, len, index, err, errlen)) {
 		size_t n = strlen(err);
 		snprintf(err + n, errlen - n, " in '%s'%s", arg,
 			 eq ? "" : " (give the block another name with NAME=FILE)");

@@ -10,8 +10,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "imgstream.h"
-#include "rdmig.h"
+#include <rdmig/imgstream.h>
+#include <rdmig.h>
 
 /* One input file, mapped read-only. */
 struct src_file {
@@ -24,7 +24,7 @@ struct src_file {
 struct send_files {
 	int n;
 	struct src_file *f;
-	struct imgs_block *desc;    /* names, lengths, then digests (the stream) */
+	struct rdmig_imgs_block *desc;    /* names, lengths, then digests (the stream) */
 	struct rdmig_block *blocks; /* what the library registers and writes */
 	uint64_t total;             /* bytes of all files */
 };

@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_digest.c - the tool's checksums (tools/digest.c): known answers of
+ * test_digest.c - librdmig-stream's checksums (stream/digest.c): known answers of
  * SHA-256 (FIPS 180-4) and XXH3-128 (xxhsum 0.8.1, `xxhsum -H2`, whose
  * output is the canonical big-endian form digest.c writes too), names,
  * sizes and hex.
  */
 #include "check.h"
-#include "digest.h"
+#include <rdmig/imgstream.h>
 
 /* The hex of the digest of len bytes. */
-static const char *hex_of(enum digest_alg alg, const void *data, size_t len)
+static const char *hex_of(enum rdmig_digest_alg alg, const void *data, size_t len)
 {
-	static char hex[DIGEST_HEX_MAX];
-	uint8_t d[DIGEST_MAX];
+	static char hex[RDMIG_DIGEST_HEX_MAX];
+	uint8_t d[RDMIG_DIGEST_MAX];
 
-	digest_compute(alg, data, len, d);
-	digest_hex(d, digest_size(alg), hex);
+	rdmig_digest_compute(alg, data, len, d);
+	rdmig_digest_hex(d, rdmig_digest_size(alg), hex);
 	return hex;
 }
 
@@ -38,14 +38,14 @@ TEST(sha256_known_answers)
 	uint8_t *p = pattern(1000);
 
 	/* FIPS 180-4 (and the NIST examples): "" and "abc" */
-	CHECK_HEX(DIGEST_SHA256, "", 0,
+	CHECK_HEX(RDMIG_DIGEST_SHA256, "", 0,
 		  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-	CHECK_HEX(DIGEST_SHA256, "abc", 3,
+	CHECK_HEX(RDMIG_DIGEST_SHA256, "abc", 3,
 		  "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-	CHECK_HEX(DIGEST_SHA256, "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56,
-		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	CHECK_HEX(RDMIG_DIGEST_SHA256, "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		  56, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 	/* sha256sum (coreutils) of the pattern */
-	CHECK_HEX(DIGEST_SHA256, p, 1000,
+	CHECK_HEX(RDMIG_DIGEST_SHA256, p, 1000,
 		  "4e4c294b331f7a2099a379bec34b9f9fc03dc46ab465d998f4d683da53487e6d");
 	free(p);
 }
@@ -63,12 +63,12 @@ TEST(xxh3_128_known_answers)
 	};
 	uint8_t *p = pattern(100000);
 
-	CHECK_HEX(DIGEST_XXH3_128, "", 0, "99aa06d3014798d86001c324468d497f");
-	CHECK_HEX(DIGEST_XXH3_128, "abc", 3, "06b05ab6733a618578af5f94892f3950");
-	CHECK_HEX(DIGEST_XXH3_128, "The quick brown fox jumps over the lazy dog", 43,
+	CHECK_HEX(RDMIG_DIGEST_XXH3_128, "", 0, "99aa06d3014798d86001c324468d497f");
+	CHECK_HEX(RDMIG_DIGEST_XXH3_128, "abc", 3, "06b05ab6733a618578af5f94892f3950");
+	CHECK_HEX(RDMIG_DIGEST_XXH3_128, "The quick brown fox jumps over the lazy dog", 43,
 		  "ddd650205ca3e7fa24a1cc2e3a8a7651");
 	for (size_t i = 0; i < sizeof(pat) / sizeof(*pat); i++)
-		CHECK_HEX(DIGEST_XXH3_128, p, pat[i].len, pat[i].hex);
+		CHECK_HEX(RDMIG_DIGEST_XXH3_128, p, pat[i].len, pat[i].hex);
 	free(p);
 }
 
@@ -76,9 +76,9 @@ TEST(xxh3_128_known_answers)
  * (xxhsum --little-endian prints "abc" as 50392f89...f3b65ab006). */
 TEST(xxh3_128_is_big_endian)
 {
-	uint8_t d[DIGEST_MAX];
+	uint8_t d[RDMIG_DIGEST_MAX];
 
-	digest_compute(DIGEST_XXH3_128, "abc", 3, d);
+	rdmig_digest_compute(RDMIG_DIGEST_XXH3_128, "abc", 3, d);
 	CHECK_EQ(d[0], 0x06);
 	CHECK_EQ(d[15], 0x50);
 }
@@ -86,21 +86,21 @@ TEST(xxh3_128_is_big_endian)
 /* The same bytes at another address, and a NULL pointer for no bytes. */
 TEST(digest_depends_on_bytes_only)
 {
-	uint8_t buf[64], a[DIGEST_MAX], b[DIGEST_MAX];
+	uint8_t buf[64], a[RDMIG_DIGEST_MAX], b[RDMIG_DIGEST_MAX];
 
 	for (int i = 0; i < 64; i++)
 		buf[i] = (uint8_t)(i * 3);
-	for (int alg = DIGEST_XXH3_128; alg <= DIGEST_SHA256; alg++) {
-		size_t n = digest_size(alg);
-		digest_compute(alg, buf, 32, a);
+	for (int alg = RDMIG_DIGEST_XXH3_128; alg <= RDMIG_DIGEST_SHA256; alg++) {
+		size_t n = rdmig_digest_size(alg);
+		rdmig_digest_compute(alg, buf, 32, a);
 		memmove(buf + 32, buf, 32);
-		digest_compute(alg, buf + 32, 32, b);
+		rdmig_digest_compute(alg, buf + 32, 32, b);
 		CHECK_MEM_EQ(a, b, n);
 		buf[40] ^= 1;
-		digest_compute(alg, buf + 32, 32, b);
+		rdmig_digest_compute(alg, buf + 32, 32, b);
 		CHECK(memcmp(a, b, n) != 0);
-		digest_compute(alg, NULL, 0, a);
-		digest_compute(alg, "", 0, b);
+		rdmig_digest_compute(alg, NULL, 0, a);
+		rdmig_digest_compute(alg, "", 0, b);
 		CHECK_MEM_EQ(a, b, n);
 	}
 }
@@ -109,68 +109,68 @@ TEST(parse_names)
 {
 	static const char *const bad[] = {"", "XXH3", "xxh3-64", "xxh3-128 ", "sha-256", "SHA256",
 					  "sha2561", "md5", "none", "0", "Off"};
-	enum digest_alg a;
+	enum rdmig_digest_alg a;
 
-	CHECK_OK(digest_parse("xxh3-128", &a));
-	CHECK_EQ(a, DIGEST_XXH3_128);
-	a = DIGEST_OFF;
-	CHECK_OK(digest_parse("xxh3", &a));
-	CHECK_EQ(a, DIGEST_XXH3_128);
-	CHECK_OK(digest_parse("sha256", &a));
-	CHECK_EQ(a, DIGEST_SHA256);
-	CHECK_OK(digest_parse("off", &a));
-	CHECK_EQ(a, DIGEST_OFF);
+	CHECK_OK(rdmig_digest_parse("xxh3-128", &a));
+	CHECK_EQ(a, RDMIG_DIGEST_XXH3_128);
+	a = RDMIG_DIGEST_OFF;
+	CHECK_OK(rdmig_digest_parse("xxh3", &a));
+	CHECK_EQ(a, RDMIG_DIGEST_XXH3_128);
+	CHECK_OK(rdmig_digest_parse("sha256", &a));
+	CHECK_EQ(a, RDMIG_DIGEST_SHA256);
+	CHECK_OK(rdmig_digest_parse("off", &a));
+	CHECK_EQ(a, RDMIG_DIGEST_OFF);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-		a = DIGEST_SHA256;
-		if (digest_parse(bad[i], &a) != -1)
+		a = RDMIG_DIGEST_SHA256;
+		if (rdmig_digest_parse(bad[i], &a) != -1)
 			CHECK_FAIL_AT("'%s' parsed", bad[i]);
-		CHECK_EQ(a, DIGEST_SHA256); /* untouched */
+		CHECK_EQ(a, RDMIG_DIGEST_SHA256); /* untouched */
 	}
-	CHECK_EQ(DIGEST_DEFAULT, DIGEST_XXH3_128);
+	CHECK_EQ(RDMIG_DIGEST_DEFAULT, RDMIG_DIGEST_XXH3_128);
 }
 
 TEST(names_and_sizes)
 {
-	CHECK_EQ(strcmp(digest_name(DIGEST_OFF), "off"), 0);
-	CHECK_EQ(strcmp(digest_name(DIGEST_XXH3_128), "xxh3-128"), 0);
-	CHECK_EQ(strcmp(digest_name(DIGEST_SHA256), "sha256"), 0);
-	CHECK(digest_name(3) == NULL);
-	CHECK(digest_name(255) == NULL);
-	CHECK(digest_name(UINT32_MAX) == NULL);
-	CHECK_EQ(digest_size(DIGEST_OFF), 0);
-	CHECK_EQ(digest_size(DIGEST_XXH3_128), 16);
-	CHECK_EQ(digest_size(DIGEST_SHA256), 32);
-	CHECK(DIGEST_MAX >= 32);
+	CHECK_EQ(strcmp(rdmig_digest_name(RDMIG_DIGEST_OFF), "off"), 0);
+	CHECK_EQ(strcmp(rdmig_digest_name(RDMIG_DIGEST_XXH3_128), "xxh3-128"), 0);
+	CHECK_EQ(strcmp(rdmig_digest_name(RDMIG_DIGEST_SHA256), "sha256"), 0);
+	CHECK(rdmig_digest_name(3) == NULL);
+	CHECK(rdmig_digest_name(255) == NULL);
+	CHECK(rdmig_digest_name(UINT32_MAX) == NULL);
+	CHECK_EQ(rdmig_digest_size(RDMIG_DIGEST_OFF), 0);
+	CHECK_EQ(rdmig_digest_size(RDMIG_DIGEST_XXH3_128), 16);
+	CHECK_EQ(rdmig_digest_size(RDMIG_DIGEST_SHA256), 32);
+	CHECK(RDMIG_DIGEST_MAX >= 32);
 	/* every name parses back to its value (the values travel in streams) */
-	for (uint32_t v = 0; v <= DIGEST_SHA256; v++) {
-		enum digest_alg a;
-		CHECK_OK(digest_parse(digest_name(v), &a));
+	for (uint32_t v = 0; v <= RDMIG_DIGEST_SHA256; v++) {
+		enum rdmig_digest_alg a;
+		CHECK_OK(rdmig_digest_parse(rdmig_digest_name(v), &a));
 		CHECK_EQ(a, v);
 	}
 }
 
 TEST(hex)
 {
-	uint8_t d[DIGEST_MAX + 4];
-	char out[DIGEST_HEX_MAX];
+	uint8_t d[RDMIG_DIGEST_MAX + 4];
+	char out[RDMIG_DIGEST_HEX_MAX];
 
 	for (size_t i = 0; i < sizeof(d); i++)
 		d[i] = (uint8_t)(i * 17 + 0x0f);
 	memset(out, 'z', sizeof(out));
-	digest_hex(d, 0, out);
+	rdmig_digest_hex(d, 0, out);
 	CHECK_EQ(strcmp(out, ""), 0);
-	digest_hex((const uint8_t *)"\x00\x01\xab\xff", 4, out);
+	rdmig_digest_hex((const uint8_t *)"\x00\x01\xab\xff", 4, out);
 	CHECK_EQ(strcmp(out, "0001abff"), 0);
-	digest_hex(d, 16, out);
+	rdmig_digest_hex(d, 16, out);
 	CHECK_EQ(strlen(out), 32);
 	CHECK_EQ(strncmp(out, "0f2031", 6), 0);
-	digest_hex(d, 32, out);
+	rdmig_digest_hex(d, 32, out);
 	CHECK_EQ(strlen(out), 64);
-	/* more than DIGEST_MAX bytes: cut to DIGEST_MAX, still terminated */
+	/* more than RDMIG_DIGEST_MAX bytes: cut to RDMIG_DIGEST_MAX, still terminated */
 	memset(out, 'z', sizeof(out));
-	digest_hex(d, sizeof(d), out);
-	CHECK_EQ(strlen(out), 2 * DIGEST_MAX);
-	CHECK_EQ(out[2 * DIGEST_MAX], '\0');
+	rdmig_digest_hex(d, sizeof(d), out);
+	CHECK_EQ(strlen(out), 2 * RDMIG_DIGEST_MAX);
+	CHECK_EQ(out[2 * RDMIG_DIGEST_MAX], '\0');
 }
 
 CHECK_MAIN()

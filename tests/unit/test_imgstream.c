@@ -9,8 +9,7 @@
  */
 #include <time.h>
 #include "check.h"
-#include "imgs_file_names.h"
-#include "imgstream.h"
+#include <rdmig/imgstream.h>
 
 #define SHIFT 20                  /* the sample's spans: 1 MiB */
 #define MIB (1ull << SHIFT)
@@ -60,15 +59,15 @@ static void raw_start(struct raw *r, uint32_t magic, uint32_t version, uint32_t 
 /* A version 2 header up to its blocks: XXH3-128, 1 MiB spans, 2 MiB chunks. */
 static void raw_header(struct raw *r, uint32_t count)
 {
-	raw_start(r, IMGS_HEADER_MAGIC, IMGS_VERSION, count);
-	raw_params(r, DIGEST_XXH3_128, SHIFT, 21, 0);
+	raw_start(r, RDMIG_IMGS_HEADER_MAGIC, RDMIG_IMGS_VERSION, count);
+	raw_params(r, RDMIG_DIGEST_XXH3_128, SHIFT, 21, 0);
 }
 
 /* A record's fields, then n digests of dsize bytes (none: the digest off). */
 static void raw_record_of(struct raw *r, size_t dsize, uint32_t block, uint32_t first,
 			  uint32_t n)
 {
-	raw_be(r, IMGS_DIGEST_MAGIC, 4);
+	raw_be(r, RDMIG_IMGS_DIGEST_MAGIC, 4);
 	raw_be(r, block, 4);
 	raw_be(r, first, 4);
 	raw_be(r, n, 4);
@@ -101,8 +100,8 @@ static void raw_record_off(struct raw *r, uint32_t block, uint32_t first, uint32
 struct sample {
 	uint32_t alg;
 	size_t dsize;
-	struct imgs_block b[3];
-	uint8_t spans[20 * DIGEST_MAX];  /* the span digests, packed */
+	struct rdmig_imgs_block b[3];
+	uint8_t spans[20 * RDMIG_DIGEST_MAX];  /* the span digests, packed */
 	uint8_t *s;
 	size_t len;
 	size_t hn;                      /* the header's bytes */
@@ -116,7 +115,7 @@ static const struct {
 	uint32_t block, first, n;
 } sample_records[] = {{0, 0, 1}, {0, 1, 3}, {2, 0, 10}, {2, 10, 6}};
 
-static void sample_blocks(struct imgs_block b[3])
+static void sample_blocks(struct rdmig_imgs_block b[3])
 {
 	memset(b, 0, 3 * sizeof(*b));
 	strcpy(b[0].name, "pc.ram");
@@ -138,28 +137,28 @@ static void append(struct sample *sm, uint8_t *p, size_t n)
 
 static void sample_build(struct sample *sm, uint32_t alg)
 {
-	struct imgs_params prm = {alg, SHIFT, 21};
+	struct rdmig_imgs_params prm = {alg, SHIFT, 21};
 	uint8_t *p;
 	size_t n;
 	char err[256];
 
 	memset(sm, 0, sizeof(*sm));
 	sm->alg = alg;
-	sm->dsize = digest_size(alg);
+	sm->dsize = rdmig_digest_size(alg);
 	sample_blocks(sm->b);
 	for (size_t i = 0; i < sizeof(sm->spans); i++)
 		sm->spans[i] = (uint8_t)(i * 7 + 1);
-	if (imgs_encode_header(&prm, sm->b, 3, &p, &n, err, sizeof(err)))
+	if (rdmig_imgs_encode_header(&prm, sm->b, 3, &p, &n, err, sizeof(err)))
 		abort();
 	append(sm, p, n);
 	sm->hn = sm->len;
 	for (size_t r = 0; r < sizeof(sample_records) / sizeof(*sample_records); r++) {
-		const struct imgs_block *blk = &sm->b[sample_records[r].block];
+		const struct rdmig_imgs_block *blk = &sm->b[sample_records[r].block];
 		uint64_t k = blk->first_span + sample_records[r].first;
 
-		if (imgs_encode_record(alg, sample_records[r].block, sample_records[r].first,
-				       sample_records[r].n, sm->spans + k * sm->dsize, &p, &n, err,
-				       sizeof(err)) ||
+		if (rdmig_imgs_encode_record(alg, sample_records[r].block, sample_records[r].first,
+					     sample_records[r].n, sm->spans + k * sm->dsize, &p, &n,
+					     err, sizeof(err)) ||
 		    n != 16 + sample_records[r].n * sm->dsize)
 			abort();
 		for (uint32_t i = 0; i < sample_records[r].n; i++)
@@ -167,10 +166,10 @@ static void sample_build(struct sample *sm, uint32_t alg)
 		append(sm, p, n);
 	}
 	for (int i = 0; i < 3; i++)
-		imgs_block_digest(alg, sm->spans + sm->b[i].first_span * sm->dsize, sm->b[i].nspans,
-				  sm->b[i].digest);
+		rdmig_imgs_block_digest(alg, sm->spans + sm->b[i].first_span * sm->dsize,
+					sm->b[i].nspans, sm->b[i].digest);
 	sm->tstart = sm->len;
-	if (imgs_encode_trailer(alg, sm->b, 3, &p, &n, err, sizeof(err)))
+	if (rdmig_imgs_encode_trailer(alg, sm->b, 3, &p, &n, err, sizeof(err)))
 		abort();
 	append(sm, p, n);
 }
@@ -188,20 +187,20 @@ static int spans_in(const struct sample *sm, size_t from, size_t to)
 /* What feeding sample bytes [from, to) must report. */
 static int events_in(const struct sample *sm, size_t from, size_t to)
 {
-	return (from < sm->hn && sm->hn <= to ? IMGS_EV_HEADER : 0) |
-	       (spans_in(sm, from, to) ? IMGS_EV_SPANS : 0) |
-	       (from < sm->len && sm->len <= to ? IMGS_EV_TRAILER : 0);
+	return (from < sm->hn && sm->hn <= to ? RDMIG_IMGS_EV_HEADER : 0) |
+	       (spans_in(sm, from, to) ? RDMIG_IMGS_EV_SPANS : 0) |
+	       (from < sm->len && sm->len <= to ? RDMIG_IMGS_EV_TRAILER : 0);
 }
 
 /* The parser saw the sample: blocks, spans and (with_digests) the trailer. */
-static int same_blocks(const struct imgs_parser *p, const struct sample *sm, int with_digests)
+static int same_blocks(const struct rdmig_imgs_parser *p, const struct sample *sm, int with_digests)
 {
 	if (p->count != 3 || p->total != sm->b[0].length + sm->b[2].length ||
 	    p->prm.digest != sm->alg || p->prm.span_shift != SHIFT || p->prm.chunk_shift != 21 ||
 	    p->chunk_size != 2 * MIB || p->spans_total != 20 || p->dsize != sm->dsize)
 		return 0;
 	for (int i = 0; i < 3; i++) {
-		const struct imgs_block *a = &p->blocks[i], *b = &sm->b[i];
+		const struct rdmig_imgs_block *a = &p->blocks[i], *b = &sm->b[i];
 		if (strcmp(a->name, b->name) || a->length != b->length ||
 		    a->first_span != b->first_span || a->nspans != b->nspans)
 			return 0;
@@ -219,21 +218,21 @@ static int same_blocks(const struct imgs_parser *p, const struct sample *sm, int
 
 TEST(spans_of_a_length)
 {
-	CHECK_EQ(imgs_spans(0, 20), 0);
-	CHECK_EQ(imgs_spans(1, 20), 1);
-	CHECK_EQ(imgs_spans(MIB - 1, 20), 1);
-	CHECK_EQ(imgs_spans(MIB, 20), 1);
-	CHECK_EQ(imgs_spans(MIB + 1, 20), 2);
-	CHECK_EQ(imgs_spans(10 * MIB, 20), 10);
-	CHECK_EQ(imgs_spans(1ull << 40, 30), 1024);
-	CHECK_EQ(imgs_spans(UINT64_MAX, 30), 1ull << 34);
+	CHECK_EQ(rdmig_imgs_spans(0, 20), 0);
+	CHECK_EQ(rdmig_imgs_spans(1, 20), 1);
+	CHECK_EQ(rdmig_imgs_spans(MIB - 1, 20), 1);
+	CHECK_EQ(rdmig_imgs_spans(MIB, 20), 1);
+	CHECK_EQ(rdmig_imgs_spans(MIB + 1, 20), 2);
+	CHECK_EQ(rdmig_imgs_spans(10 * MIB, 20), 10);
+	CHECK_EQ(rdmig_imgs_spans(1ull << 40, 30), 1024);
+	CHECK_EQ(rdmig_imgs_spans(UINT64_MAX, 30), 1ull << 34);
 }
 
 TEST(header_numbers_the_spans)
 {
 	struct sample sm;
 
-	sample_build(&sm, DIGEST_XXH3_128);
+	sample_build(&sm, RDMIG_DIGEST_XXH3_128);
 	CHECK_EQ(sm.b[0].first_span, 0);
 	CHECK_EQ(sm.b[0].nspans, 4);
 	CHECK_EQ(sm.b[1].first_span, 4);
@@ -250,54 +249,56 @@ TEST(header_numbers_the_spans)
 
 TEST(round_trip)
 {
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 	struct sample sm;
 
-	sample_build(&sm, DIGEST_XXH3_128);
-	imgs_parser_init(&p, UINT64_MAX);
-	CHECK_EQ(imgs_feed(&p, sm.s, sm.hn), IMGS_EV_HEADER);
-	CHECK(imgs_header_done(&p) && !imgs_trailer_done(&p));
+	sample_build(&sm, RDMIG_DIGEST_XXH3_128);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(rdmig_imgs_feed(&p, sm.s, sm.hn), RDMIG_IMGS_EV_HEADER);
+	CHECK(rdmig_imgs_header_done(&p) && !rdmig_imgs_trailer_done(&p));
 	CHECK_EQ(p.spans_known, 0);
 	CHECK(same_blocks(&p, &sm, 0));
-	CHECK_EQ(imgs_feed(&p, sm.s + sm.hn, sm.tstart - sm.hn), IMGS_EV_SPANS);
+	CHECK_EQ(rdmig_imgs_feed(&p, sm.s + sm.hn, sm.tstart - sm.hn), RDMIG_IMGS_EV_SPANS);
 	CHECK_EQ(p.spans_known, 20);
-	CHECK(!imgs_trailer_done(&p));
+	CHECK(!rdmig_imgs_trailer_done(&p));
 	CHECK_MEM_EQ(p.span_digests, sm.spans, 20 * 16);
-	CHECK_EQ(imgs_feed(&p, sm.s + sm.tstart, sm.len - sm.tstart), IMGS_EV_TRAILER);
-	CHECK(imgs_trailer_done(&p));
+	CHECK_EQ(rdmig_imgs_feed(&p, sm.s + sm.tstart, sm.len - sm.tstart), RDMIG_IMGS_EV_TRAILER);
+	CHECK(rdmig_imgs_trailer_done(&p));
 	CHECK(same_blocks(&p, &sm, 1));
-	CHECK_OK(imgs_finish(&p));
-	CHECK_EQ(imgs_feed(&p, NULL, 0), 0); /* an empty piece is harmless */
-	imgs_parser_free(&p);
+	CHECK_OK(rdmig_imgs_finish(&p));
+	CHECK_EQ(rdmig_imgs_feed(&p, NULL, 0), 0); /* an empty piece is harmless */
+	rdmig_imgs_parser_free(&p);
 	free(sm.s);
 }
 
 TEST(round_trip_sha256)
 {
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 	struct sample sm;
 
-	sample_build(&sm, DIGEST_SHA256);
+	sample_build(&sm, RDMIG_DIGEST_SHA256);
 	CHECK_EQ(sm.len, sm.hn + 4 * 16 + 20 * 32 + 4 + 3 * 32);
-	imgs_parser_init(&p, UINT64_MAX);
-	CHECK_EQ(imgs_feed(&p, sm.s, sm.len), IMGS_EV_HEADER | IMGS_EV_SPANS | IMGS_EV_TRAILER);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(rdmig_imgs_feed(&p, sm.s, sm.len),
+		 RDMIG_IMGS_EV_HEADER | RDMIG_IMGS_EV_SPANS | RDMIG_IMGS_EV_TRAILER);
 	CHECK(same_blocks(&p, &sm, 1));
-	CHECK_OK(imgs_finish(&p));
-	imgs_parser_free(&p);
+	CHECK_OK(rdmig_imgs_finish(&p));
+	rdmig_imgs_parser_free(&p);
 	free(sm.s);
 }
 
 TEST(whole_stream_in_one_piece)
 {
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 	struct sample sm;
 
-	sample_build(&sm, DIGEST_XXH3_128);
-	imgs_parser_init(&p, UINT64_MAX);
-	CHECK_EQ(imgs_feed(&p, sm.s, sm.len), IMGS_EV_HEADER | IMGS_EV_SPANS | IMGS_EV_TRAILER);
+	sample_build(&sm, RDMIG_DIGEST_XXH3_128);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(rdmig_imgs_feed(&p, sm.s, sm.len),
+		 RDMIG_IMGS_EV_HEADER | RDMIG_IMGS_EV_SPANS | RDMIG_IMGS_EV_TRAILER);
 	CHECK(same_blocks(&p, &sm, 1));
-	CHECK_OK(imgs_finish(&p));
-	imgs_parser_free(&p);
+	CHECK_OK(rdmig_imgs_finish(&p));
+	rdmig_imgs_parser_free(&p);
 	free(sm.s);
 }
 
@@ -312,26 +313,29 @@ static void every_split(uint32_t alg)
 	sample_build(&sm, alg);
 	for (size_t i = 0; i <= sm.len; i++) {
 		for (size_t j = i; j <= sm.len; j++) {
-			struct imgs_parser p;
+			struct rdmig_imgs_parser p;
 			size_t cut[4] = {0, i, j, sm.len};
 			int seen = 0;
 
-			imgs_parser_init(&p, UINT64_MAX);
+			rdmig_imgs_parser_init(&p, UINT64_MAX);
 			for (int k = 0; k < 3; k++) {
-				int ev = imgs_feed(&p, sm.s + cut[k], cut[k + 1] - cut[k]);
+				int ev = rdmig_imgs_feed(&p, sm.s + cut[k], cut[k + 1] - cut[k]);
 				int want = events_in(&sm, cut[k], cut[k + 1]);
 				uint64_t known = (uint64_t)spans_in(&sm, 0, cut[k + 1]);
 				if (ev != want || p.spans_known != known)
-					CHECK_FAIL_AT("%s cuts %zu,%zu piece %d: events %d, want %d, "
-						      "spans %llu, want %llu (%s)", digest_name(alg), i,
-						      j, k, ev, want, (unsigned long long)p.spans_known,
-						      (unsigned long long)known, imgs_errmsg(&p));
+					CHECK_FAIL_AT(
+					    "%s cuts %zu,%zu piece %d: events %d, want %d, "
+					    "spans %llu, want %llu (%s)",
+					    rdmig_digest_name(alg), i, j, k, ev, want,
+					    (unsigned long long)p.spans_known,
+					    (unsigned long long)known, rdmig_imgs_errmsg(&p));
 				seen |= ev;
 			}
-			CHECK_EQ(seen, IMGS_EV_HEADER | IMGS_EV_SPANS | IMGS_EV_TRAILER);
+			CHECK_EQ(seen, RDMIG_IMGS_EV_HEADER | RDMIG_IMGS_EV_SPANS |
+					   RDMIG_IMGS_EV_TRAILER);
 			CHECK(same_blocks(&p, &sm, 1));
-			CHECK_OK(imgs_finish(&p));
-			imgs_parser_free(&p);
+			CHECK_OK(rdmig_imgs_finish(&p));
+			rdmig_imgs_parser_free(&p);
 		}
 	}
 	free(sm.s);
@@ -339,7 +343,7 @@ static void every_split(uint32_t alg)
 
 TEST(every_split_position)
 {
-	every_split(DIGEST_XXH3_128);
+	every_split(RDMIG_DIGEST_XXH3_128);
 }
 
 TEST(every_split_position_digest_off)
@@ -347,36 +351,36 @@ TEST(every_split_position_digest_off)
 	struct sample sm;
 
 	/* the records are there, without digests: 4 x 16 bytes */
-	sample_build(&sm, DIGEST_OFF);
+	sample_build(&sm, RDMIG_DIGEST_OFF);
 	CHECK_EQ(sm.len, sm.hn + 4 * 16 + 4);
 	CHECK_EQ(sm.nends, 20);
 	free(sm.s);
-	every_split(DIGEST_OFF);
+	every_split(RDMIG_DIGEST_OFF);
 }
 
 /* spans_known grows by one with the last byte of each span digest, and
- * only then; IMGS_EV_SPANS comes with exactly those bytes. */
+ * only then; RDMIG_IMGS_EV_SPANS comes with exactly those bytes. */
 TEST(byte_at_a_time)
 {
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 	struct sample sm;
 
-	sample_build(&sm, DIGEST_XXH3_128);
-	imgs_parser_init(&p, UINT64_MAX);
+	sample_build(&sm, RDMIG_DIGEST_XXH3_128);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
 	for (size_t i = 0; i < sm.len; i++) {
-		int ev = imgs_feed(&p, sm.s + i, 1);
+		int ev = rdmig_imgs_feed(&p, sm.s + i, 1);
 		CHECK_EQ(ev, events_in(&sm, i, i + 1));
 		CHECK_EQ(p.spans_known, spans_in(&sm, 0, i + 1));
 	}
 	CHECK(same_blocks(&p, &sm, 1));
-	CHECK_OK(imgs_finish(&p));
-	imgs_parser_free(&p);
+	CHECK_OK(rdmig_imgs_finish(&p));
+	rdmig_imgs_parser_free(&p);
 	free(sm.s);
 }
 
 TEST(spans_known_per_record)
 {
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 	struct sample sm;
 	static const uint64_t after[] = {1, 4, 14, 20};
 	/* landed bytes: 1 MiB spans; block 0 is 3 MiB + 123, block 1 empty,
@@ -384,23 +388,23 @@ TEST(spans_known_per_record)
 	static const uint64_t landed[] = {MIB, 3 * MIB + 123, 13 * MIB + 123, 19 * MIB + 123};
 	size_t at;
 
-	sample_build(&sm, DIGEST_SHA256);
-	imgs_parser_init(&p, UINT64_MAX);
-	CHECK_EQ(imgs_landed_bytes(&p), 0);
-	CHECK_EQ(imgs_feed(&p, sm.s, sm.hn), IMGS_EV_HEADER);
-	CHECK_EQ(imgs_landed_bytes(&p), 0);
+	sample_build(&sm, RDMIG_DIGEST_SHA256);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(rdmig_imgs_landed_bytes(&p), 0);
+	CHECK_EQ(rdmig_imgs_feed(&p, sm.s, sm.hn), RDMIG_IMGS_EV_HEADER);
+	CHECK_EQ(rdmig_imgs_landed_bytes(&p), 0);
 	at = sm.hn;
 	for (int r = 0; r < 4; r++) {
 		size_t n = 16 + sample_records[r].n * 32;
-		CHECK_EQ(imgs_feed(&p, sm.s + at, n), IMGS_EV_SPANS);
+		CHECK_EQ(rdmig_imgs_feed(&p, sm.s + at, n), RDMIG_IMGS_EV_SPANS);
 		CHECK_EQ(p.spans_known, after[r]);
 		CHECK_MEM_EQ(p.span_digests, sm.spans, after[r] * 32);
-		CHECK_EQ(imgs_landed_bytes(&p), landed[r]);
+		CHECK_EQ(rdmig_imgs_landed_bytes(&p), landed[r]);
 		at += n;
 	}
 	CHECK_EQ(at, sm.tstart);
-	CHECK_EQ(imgs_feed(&p, sm.s + at, sm.len - at), IMGS_EV_TRAILER);
-	imgs_parser_free(&p);
+	CHECK_EQ(rdmig_imgs_feed(&p, sm.s + at, sm.len - at), RDMIG_IMGS_EV_TRAILER);
+	rdmig_imgs_parser_free(&p);
 	free(sm.s);
 }
 
@@ -409,17 +413,17 @@ TEST(spans_known_per_record)
  * with its count and advances spans_known by that count. */
 TEST(digest_off_stream)
 {
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 	struct sample sm;
 	static const uint64_t after[] = {1, 4, 14, 20};
 	size_t at;
 
-	sample_build(&sm, DIGEST_OFF);
+	sample_build(&sm, RDMIG_DIGEST_OFF);
 	CHECK_EQ(sm.tstart, sm.hn + 4 * 16);
 	CHECK_EQ(sm.len, sm.tstart + 4);
 	CHECK_EQ(sm.nends, 20);
-	imgs_parser_init(&p, UINT64_MAX);
-	CHECK_EQ(imgs_feed(&p, sm.s, sm.hn), IMGS_EV_HEADER);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(rdmig_imgs_feed(&p, sm.s, sm.hn), RDMIG_IMGS_EV_HEADER);
 	CHECK_EQ(p.dsize, 0);
 	CHECK_EQ(p.spans_total, 20);
 	CHECK_EQ(p.spans_known, 0);
@@ -427,56 +431,57 @@ TEST(digest_off_stream)
 	at = sm.hn;
 	for (int r = 0; r < 4; r++) {
 		/* the first 15 bytes: nothing yet; the count's last byte: the spans */
-		CHECK_EQ(imgs_feed(&p, sm.s + at, 15), 0);
+		CHECK_EQ(rdmig_imgs_feed(&p, sm.s + at, 15), 0);
 		CHECK_EQ(p.spans_known, r ? after[r - 1] : 0);
-		CHECK_EQ(imgs_feed(&p, sm.s + at + 15, 1), IMGS_EV_SPANS);
+		CHECK_EQ(rdmig_imgs_feed(&p, sm.s + at + 15, 1), RDMIG_IMGS_EV_SPANS);
 		CHECK_EQ(p.spans_known, after[r]);
-		CHECK(!imgs_trailer_done(&p));
+		CHECK(!rdmig_imgs_trailer_done(&p));
 		at += 16;
 	}
 	CHECK_EQ(at, sm.tstart);
 	CHECK(p.span_digests == NULL);
-	CHECK_EQ(imgs_feed(&p, sm.s + at, 4), IMGS_EV_TRAILER);
-	CHECK(imgs_trailer_done(&p));
+	CHECK_EQ(rdmig_imgs_feed(&p, sm.s + at, 4), RDMIG_IMGS_EV_TRAILER);
+	CHECK(rdmig_imgs_trailer_done(&p));
 	CHECK_EQ(p.spans_known, 20);
 	CHECK(same_blocks(&p, &sm, 1));
-	CHECK_OK(imgs_finish(&p));
-	imgs_parser_free(&p);
+	CHECK_OK(rdmig_imgs_finish(&p));
+	rdmig_imgs_parser_free(&p);
 	/* all of it at once */
-	imgs_parser_init(&p, UINT64_MAX);
-	CHECK_EQ(imgs_feed(&p, sm.s, sm.len), IMGS_EV_HEADER | IMGS_EV_SPANS | IMGS_EV_TRAILER);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(rdmig_imgs_feed(&p, sm.s, sm.len),
+		 RDMIG_IMGS_EV_HEADER | RDMIG_IMGS_EV_SPANS | RDMIG_IMGS_EV_TRAILER);
 	CHECK(same_blocks(&p, &sm, 1));
-	CHECK_OK(imgs_finish(&p));
-	imgs_parser_free(&p);
+	CHECK_OK(rdmig_imgs_finish(&p));
+	rdmig_imgs_parser_free(&p);
 	free(sm.s);
 }
 
 /* Blocks without a single span: no records, straight to the trailer. */
 TEST(all_blocks_empty)
 {
-	struct imgs_params prm = {DIGEST_XXH3_128, 20, 20};
-	struct imgs_block b[2];
-	struct imgs_parser p;
-	uint8_t *h, *t, want[DIGEST_MAX];
+	struct rdmig_imgs_params prm = {RDMIG_DIGEST_XXH3_128, 20, 20};
+	struct rdmig_imgs_block b[2];
+	struct rdmig_imgs_parser p;
+	uint8_t *h, *t, want[RDMIG_DIGEST_MAX];
 	size_t hn, tn;
 	char err[256];
 
 	memset(b, 0, sizeof(b));
 	strcpy(b[0].name, "a");
 	strcpy(b[1].name, "b");
-	CHECK_OK(imgs_encode_header(&prm, b, 2, &h, &hn, err, sizeof(err)));
-	imgs_block_digest(DIGEST_XXH3_128, NULL, 0, b[0].digest);
-	imgs_block_digest(DIGEST_XXH3_128, NULL, 0, b[1].digest);
-	digest_compute(DIGEST_XXH3_128, "", 0, want);
+	CHECK_OK(rdmig_imgs_encode_header(&prm, b, 2, &h, &hn, err, sizeof(err)));
+	rdmig_imgs_block_digest(RDMIG_DIGEST_XXH3_128, NULL, 0, b[0].digest);
+	rdmig_imgs_block_digest(RDMIG_DIGEST_XXH3_128, NULL, 0, b[1].digest);
+	rdmig_digest_compute(RDMIG_DIGEST_XXH3_128, "", 0, want);
 	CHECK_MEM_EQ(b[0].digest, want, 16);
-	CHECK_OK(imgs_encode_trailer(DIGEST_XXH3_128, b, 2, &t, &tn, err, sizeof(err)));
-	imgs_parser_init(&p, 0);
-	CHECK_EQ(imgs_feed(&p, h, hn), IMGS_EV_HEADER);
+	CHECK_OK(rdmig_imgs_encode_trailer(RDMIG_DIGEST_XXH3_128, b, 2, &t, &tn, err, sizeof(err)));
+	rdmig_imgs_parser_init(&p, 0);
+	CHECK_EQ(rdmig_imgs_feed(&p, h, hn), RDMIG_IMGS_EV_HEADER);
 	CHECK_EQ(p.spans_total, 0);
-	CHECK_EQ(imgs_feed(&p, t, tn), IMGS_EV_TRAILER);
+	CHECK_EQ(rdmig_imgs_feed(&p, t, tn), RDMIG_IMGS_EV_TRAILER);
 	CHECK_MEM_EQ(p.blocks[1].digest, want, 16);
-	CHECK_OK(imgs_finish(&p));
-	imgs_parser_free(&p);
+	CHECK_OK(rdmig_imgs_finish(&p));
+	rdmig_imgs_parser_free(&p);
 	free(h);
 	free(t);
 }
@@ -485,18 +490,18 @@ TEST(all_blocks_empty)
 static int rejects_n(const uint8_t *b, size_t n, uint64_t limit, const char *what, char *msg,
 		     size_t msglen)
 {
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 	int ret;
 
-	imgs_parser_init(&p, limit);
-	ret = imgs_feed(&p, b, n);
+	rdmig_imgs_parser_init(&p, limit);
+	ret = rdmig_imgs_feed(&p, b, n);
 	if (ret >= 0)
-		ret = imgs_finish(&p);
-	snprintf(msg, msglen, "%s", imgs_errmsg(&p));
+		ret = rdmig_imgs_finish(&p);
+	snprintf(msg, msglen, "%s", rdmig_imgs_errmsg(&p));
 	/* a failed parser stays failed */
-	if (ret == 0 || imgs_feed(&p, "x", 1) != -1 || imgs_finish(&p) != -1)
+	if (ret == 0 || rdmig_imgs_feed(&p, "x", 1) != -1 || rdmig_imgs_finish(&p) != -1)
 		ret = 0;
-	imgs_parser_free(&p);
+	rdmig_imgs_parser_free(&p);
 	return ret != 0 && strstr(msg, what) != NULL;
 }
 
@@ -520,7 +525,7 @@ TEST(rejects_bad_magic)
 	CHECK_REJECTS(&r, UINT64_MAX, "0x51455649");
 	CHECK_REJECTS(&r, UINT64_MAX, "stream offset 0");
 	/* the trailer's or a record's magic where the header's is due */
-	raw_start(&r, IMGS_TRAILER_MAGIC, 2, 1);
+	raw_start(&r, RDMIG_IMGS_TRAILER_MAGIC, 2, 1);
 	CHECK_REJECTS(&r, UINT64_MAX, "expected 0x524d4948 (\"RMIH\")");
 }
 
@@ -528,11 +533,11 @@ TEST(rejects_bad_version)
 {
 	struct raw r;
 
-	raw_start(&r, IMGS_HEADER_MAGIC, 3, 1);
+	raw_start(&r, RDMIG_IMGS_HEADER_MAGIC, 3, 1);
 	CHECK_REJECTS(&r, UINT64_MAX, "version 3 is not supported (this rdmig reads version 2)");
-	raw_start(&r, IMGS_HEADER_MAGIC, 0, 1);
+	raw_start(&r, RDMIG_IMGS_HEADER_MAGIC, 0, 1);
 	CHECK_REJECTS(&r, UINT64_MAX, "version 0");
-	raw_start(&r, IMGS_HEADER_MAGIC, 0xffffffff, 1);
+	raw_start(&r, RDMIG_IMGS_HEADER_MAGIC, 0xffffffff, 1);
 	CHECK_REJECTS(&r, UINT64_MAX, "version 4294967295");
 	CHECK_REJECTS(&r, UINT64_MAX, "stream offset 4 (version)");
 }
@@ -543,9 +548,9 @@ TEST(rejects_version_1_naming_both)
 {
 	struct raw r;
 
-	raw_start(&r, IMGS_HEADER_MAGIC, 1, 1);
+	raw_start(&r, RDMIG_IMGS_HEADER_MAGIC, 1, 1);
 	raw_block(&r, "pc.ram", 4096);
-	raw_be(&r, IMGS_TRAILER_MAGIC, 4);
+	raw_be(&r, RDMIG_IMGS_TRAILER_MAGIC, 4);
 	for (int i = 0; i < 32; i++)
 		raw_be(&r, (uint64_t)i, 1);
 	CHECK_REJECTS(&r, UINT64_MAX, "stream offset 4 (version)");
@@ -559,11 +564,11 @@ TEST(rejects_block_count)
 {
 	struct raw r;
 
-	raw_start(&r, IMGS_HEADER_MAGIC, 2, 4097);
+	raw_start(&r, RDMIG_IMGS_HEADER_MAGIC, 2, 4097);
 	CHECK_REJECTS(&r, UINT64_MAX, "4097 blocks (must be 1 to 4096)");
-	raw_start(&r, IMGS_HEADER_MAGIC, 2, 0xffffffff);
+	raw_start(&r, RDMIG_IMGS_HEADER_MAGIC, 2, 0xffffffff);
 	CHECK_REJECTS(&r, UINT64_MAX, "4294967295 blocks");
-	raw_start(&r, IMGS_HEADER_MAGIC, 2, 0);
+	raw_start(&r, RDMIG_IMGS_HEADER_MAGIC, 2, 0);
 	CHECK_REJECTS(&r, UINT64_MAX, "0 blocks");
 	CHECK_REJECTS(&r, UINT64_MAX, "stream offset 8 (block count)");
 }
@@ -571,7 +576,7 @@ TEST(rejects_block_count)
 TEST(rejects_bad_params)
 {
 	struct raw r;
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 	static const struct {
 		uint8_t d, s, c, z;
 		const char *what;
@@ -592,18 +597,18 @@ TEST(rejects_bad_params)
 	} good[] = {{0, 20, 20}, {1, 30, 30}, {2, 20, 30}, {1, 30, 20}, {2, 25, 21}};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
-		raw_start(&r, IMGS_HEADER_MAGIC, 2, 1);
+		raw_start(&r, RDMIG_IMGS_HEADER_MAGIC, 2, 1);
 		raw_params(&r, bad[i].d, bad[i].s, bad[i].c, bad[i].z);
 		raw_block(&r, "a", 1);
 		CHECK_REJECTS(&r, UINT64_MAX, bad[i].what);
 		CHECK_REJECTS(&r, UINT64_MAX, "stream offset 12 (parameters)");
 	}
 	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
-		raw_start(&r, IMGS_HEADER_MAGIC, 2, 1);
+		raw_start(&r, RDMIG_IMGS_HEADER_MAGIC, 2, 1);
 		raw_params(&r, good[i].d, good[i].s, good[i].c, 0);
 		raw_block(&r, "a", 3ull << 30);
-		imgs_parser_init(&p, UINT64_MAX);
-		CHECK_EQ(imgs_feed(&p, r.b, r.n), IMGS_EV_HEADER);
+		rdmig_imgs_parser_init(&p, UINT64_MAX);
+		CHECK_EQ(rdmig_imgs_feed(&p, r.b, r.n), RDMIG_IMGS_EV_HEADER);
 		CHECK_EQ(p.prm.digest, good[i].d);
 		CHECK_EQ(p.prm.span_shift, good[i].s);
 		CHECK_EQ(p.prm.chunk_shift, good[i].c);
@@ -611,7 +616,7 @@ TEST(rejects_bad_params)
 		CHECK_EQ(p.dsize, good[i].d == 0 ? 0 : good[i].d == 1 ? 16 : 32);
 		CHECK_EQ(p.spans_total, 3ull << (30 - good[i].s));
 		CHECK_EQ(p.blocks[0].nspans, p.spans_total);
-		imgs_parser_free(&p);
+		rdmig_imgs_parser_free(&p);
 	}
 }
 
@@ -635,17 +640,17 @@ TEST(rejects_name_length)
 TEST(accepts_name_of_255_bytes)
 {
 	struct raw r;
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 	char name[256];
 
 	memset(name, 'n', 255);
 	name[255] = '\0';
 	raw_header(&r, 1);
 	raw_block(&r, name, 7);
-	imgs_parser_init(&p, UINT64_MAX);
-	CHECK_EQ(imgs_feed(&p, r.b, r.n), IMGS_EV_HEADER);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(rdmig_imgs_feed(&p, r.b, r.n), RDMIG_IMGS_EV_HEADER);
 	CHECK_EQ(strlen(p.blocks[0].name), 255);
-	imgs_parser_free(&p);
+	rdmig_imgs_parser_free(&p);
 }
 
 TEST(rejects_bad_names)
@@ -672,23 +677,23 @@ TEST(rejects_bad_names)
 TEST(rejects_total_above_limit)
 {
 	struct raw r;
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 
 	raw_header(&r, 2);
 	raw_block(&r, "a", 600);
 	raw_block(&r, "b", 425);
 	CHECK_REJECTS(&r, 1024, "block 1 'b' has length 425: the total would exceed the limit "
 			  "of 1024 bytes (600 already)");
-	imgs_parser_init(&p, 1024);
-	CHECK_EQ(imgs_feed(&p, r.b, r.n), -1);
+	rdmig_imgs_parser_init(&p, 1024);
+	CHECK_EQ(rdmig_imgs_feed(&p, r.b, r.n), -1);
 	CHECK(p.over_limit);
-	imgs_parser_free(&p);
+	rdmig_imgs_parser_free(&p);
 	/* exactly at the limit is fine */
-	imgs_parser_init(&p, 1025);
-	CHECK_EQ(imgs_feed(&p, r.b, r.n), IMGS_EV_HEADER);
+	rdmig_imgs_parser_init(&p, 1025);
+	CHECK_EQ(rdmig_imgs_feed(&p, r.b, r.n), RDMIG_IMGS_EV_HEADER);
 	CHECK_EQ(p.total, 1025);
 	CHECK(!p.over_limit);
-	imgs_parser_free(&p);
+	rdmig_imgs_parser_free(&p);
 	/* a sum that would wrap around 64 bits */
 	raw_header(&r, 2);
 	raw_block(&r, "a", UINT64_MAX - 5);
@@ -704,7 +709,7 @@ TEST(rejects_truncated)
 {
 	struct sample sm;
 
-	sample_build(&sm, DIGEST_XXH3_128);
+	sample_build(&sm, RDMIG_DIGEST_XXH3_128);
 	/* every proper prefix is incomplete, and says where it stopped */
 	for (size_t n = 0; n < sm.len; n++) {
 		CHECK_REJECTS_N(sm.s, n, UINT64_MAX, "the stream ended after");
@@ -729,7 +734,7 @@ TEST(digest_off_rejects_truncated)
 {
 	struct sample sm;
 
-	sample_build(&sm, DIGEST_OFF);
+	sample_build(&sm, RDMIG_DIGEST_OFF);
 	for (size_t n = 0; n < sm.len; n++) {
 		CHECK_REJECTS_N(sm.s, n, UINT64_MAX, "the stream ended after");
 		CHECK_REJECTS_N(sm.s, n, UINT64_MAX,
@@ -747,14 +752,14 @@ TEST(rejects_trailing_garbage)
 	struct sample sm;
 	struct raw r;
 
-	sample_build(&sm, DIGEST_XXH3_128);
+	sample_build(&sm, RDMIG_DIGEST_XXH3_128);
 	r.n = 0;
 	raw_bytes(&r, sm.s, sm.len);
 	raw_bytes(&r, "xyz", 3);
 	CHECK_REJECTS(&r, UINT64_MAX, "3 bytes of trailing garbage after the trailer");
 	free(sm.s);
 	/* also right after the digest-off trailer (its magic, no digests) */
-	sample_build(&sm, DIGEST_OFF);
+	sample_build(&sm, RDMIG_DIGEST_OFF);
 	r.n = 0;
 	raw_bytes(&r, sm.s, sm.len);
 	raw_bytes(&r, "x", 1);
@@ -772,7 +777,7 @@ TEST(rejects_bad_trailer_magic)
 	struct sample sm;
 	char where[64];
 
-	sample_build(&sm, DIGEST_XXH3_128);
+	sample_build(&sm, RDMIG_DIGEST_XXH3_128);
 	sm.s[sm.tstart + 3] ^= 1;
 	snprintf(where, sizeof(where), "stream offset %zu (record or trailer magic)", sm.tstart);
 	CHECK_REJECTS_N(sm.s, sm.len, UINT64_MAX, where);
@@ -780,7 +785,7 @@ TEST(rejects_bad_trailer_magic)
 			"0x524d4955, expected 0x524d4944 (\"RMID\") or 0x524d4954 (\"RMIT\")");
 	free(sm.s);
 	/* the same where the first record is due */
-	sample_build(&sm, DIGEST_XXH3_128);
+	sample_build(&sm, RDMIG_DIGEST_XXH3_128);
 	sm.s[sm.hn] ^= 0x80;
 	CHECK_REJECTS_N(sm.s, sm.len, UINT64_MAX, "record or trailer magic");
 	free(sm.s);
@@ -790,11 +795,11 @@ TEST(rejects_bad_trailer_magic)
 TEST(rejects_records_out_of_order)
 {
 	struct raw r, h;
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 	struct sample sm;
 
 	/* the sample's header: 4 spans, an empty block, 16 spans */
-	sample_build(&sm, DIGEST_XXH3_128);
+	sample_build(&sm, RDMIG_DIGEST_XXH3_128);
 	h.n = 0;
 	raw_bytes(&h, sm.s, sm.hn);
 	free(sm.s);
@@ -851,17 +856,17 @@ TEST(rejects_records_out_of_order)
 	r = h;
 	raw_record(&r, 0, 0, 4);
 	raw_record(&r, 2, 0, 16);
-	raw_be(&r, IMGS_TRAILER_MAGIC, 4);
-	imgs_parser_init(&p, UINT64_MAX);
-	CHECK_EQ(imgs_feed(&p, r.b, r.n), IMGS_EV_HEADER | IMGS_EV_SPANS);
+	raw_be(&r, RDMIG_IMGS_TRAILER_MAGIC, 4);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(rdmig_imgs_feed(&p, r.b, r.n), RDMIG_IMGS_EV_HEADER | RDMIG_IMGS_EV_SPANS);
 	CHECK_EQ(p.spans_known, 20);
-	imgs_parser_free(&p);
+	rdmig_imgs_parser_free(&p);
 }
 
 TEST(rejects_record_of_more_than_1024_spans)
 {
 	struct raw r;
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 
 	raw_header(&r, 1);
 	raw_block(&r, "big", 2048 * MIB); /* 2048 spans */
@@ -878,11 +883,11 @@ TEST(rejects_record_of_more_than_1024_spans)
 	}
 	/* 1024 is allowed */
 	raw_record(&r, 0, 0, 1024);
-	imgs_parser_init(&p, UINT64_MAX);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
 	/* the 16-byte fields and as many digests as fit the raw buffer */
-	CHECK_EQ(imgs_feed(&p, r.b, r.n), IMGS_EV_HEADER | IMGS_EV_SPANS);
+	CHECK_EQ(rdmig_imgs_feed(&p, r.b, r.n), RDMIG_IMGS_EV_HEADER | RDMIG_IMGS_EV_SPANS);
 	CHECK_EQ(p.spans_known, (r.n - (16 + 2 + 3 + 8 + 16)) / 16);
-	imgs_parser_free(&p);
+	rdmig_imgs_parser_free(&p);
 }
 
 /* With the digest off the records are allowed and required: they carry
@@ -891,37 +896,38 @@ TEST(rejects_record_of_more_than_1024_spans)
 TEST(accepts_records_when_digest_is_off)
 {
 	struct raw r, h;
-	struct imgs_parser p;
+	struct rdmig_imgs_parser p;
 
 	/* one block of 5 spans */
-	raw_start(&h, IMGS_HEADER_MAGIC, 2, 1);
-	raw_params(&h, DIGEST_OFF, 20, 20, 0);
+	raw_start(&h, RDMIG_IMGS_HEADER_MAGIC, 2, 1);
+	raw_params(&h, RDMIG_DIGEST_OFF, 20, 20, 0);
 	raw_block(&h, "a", 5 * MIB);
 	CHECK_EQ(h.n, 27);
 	r = h;
 	raw_record_off(&r, 0, 0, 1);
 	raw_record_off(&r, 0, 1, 4);
 	CHECK_EQ(r.n, 27 + 2 * 16);
-	raw_be(&r, IMGS_TRAILER_MAGIC, 4);
-	imgs_parser_init(&p, UINT64_MAX);
-	CHECK_EQ(imgs_feed(&p, r.b, 27), IMGS_EV_HEADER);
-	CHECK_EQ(imgs_feed(&p, r.b + 27, 16), IMGS_EV_SPANS);
+	raw_be(&r, RDMIG_IMGS_TRAILER_MAGIC, 4);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(rdmig_imgs_feed(&p, r.b, 27), RDMIG_IMGS_EV_HEADER);
+	CHECK_EQ(rdmig_imgs_feed(&p, r.b + 27, 16), RDMIG_IMGS_EV_SPANS);
 	CHECK_EQ(p.spans_known, 1);
-	CHECK_EQ(imgs_feed(&p, r.b + 27 + 16, 16), IMGS_EV_SPANS);
+	CHECK_EQ(rdmig_imgs_feed(&p, r.b + 27 + 16, 16), RDMIG_IMGS_EV_SPANS);
 	CHECK_EQ(p.spans_known, 5);
 	CHECK(p.span_digests == NULL);
-	CHECK_EQ(imgs_feed(&p, r.b + 27 + 32, 4), IMGS_EV_TRAILER);
-	CHECK_OK(imgs_finish(&p));
-	imgs_parser_free(&p);
+	CHECK_EQ(rdmig_imgs_feed(&p, r.b + 27 + 32, 4), RDMIG_IMGS_EV_TRAILER);
+	CHECK_OK(rdmig_imgs_finish(&p));
+	rdmig_imgs_parser_free(&p);
 	/* one record of all 5 */
 	r = h;
 	raw_record_off(&r, 0, 0, 5);
-	raw_be(&r, IMGS_TRAILER_MAGIC, 4);
-	imgs_parser_init(&p, UINT64_MAX);
-	CHECK_EQ(imgs_feed(&p, r.b, r.n), IMGS_EV_HEADER | IMGS_EV_SPANS | IMGS_EV_TRAILER);
+	raw_be(&r, RDMIG_IMGS_TRAILER_MAGIC, 4);
+	rdmig_imgs_parser_init(&p, UINT64_MAX);
+	CHECK_EQ(rdmig_imgs_feed(&p, r.b, r.n),
+		 RDMIG_IMGS_EV_HEADER | RDMIG_IMGS_EV_SPANS | RDMIG_IMGS_EV_TRAILER);
 	CHECK_EQ(p.spans_known, 5);
-	CHECK_OK(imgs_finish(&p));
-	imgs_parser_free(&p);
+	CHECK_OK(rdmig_imgs_finish(&p));
+	rdmig_imgs_parser_free(&p);
 
 	/* over-coverage: more spans than the block has, from the start and
 	 * from the middle */
@@ -966,7 +972,7 @@ TEST(rejects_trailer_before_all_spans)
 	struct raw r, h;
 	struct sample sm;
 
-	sample_build(&sm, DIGEST_XXH3_128);
+	sample_build(&sm, RDMIG_DIGEST_XXH3_128);
 	h.n = 0;
 	raw_bytes(&h, sm.s, sm.hn);
 	/* straight after the header */
@@ -988,7 +994,7 @@ TEST(rejects_trailer_before_all_spans)
 	free(sm.s);
 
 	/* the same with the digest off, whose records carry no digests */
-	sample_build(&sm, DIGEST_OFF);
+	sample_build(&sm, RDMIG_DIGEST_OFF);
 	h.n = 0;
 	raw_bytes(&h, sm.s, sm.hn);
 	/* no records at all: the header, then the trailer (the version 2
@@ -1018,7 +1024,7 @@ TEST(rejects_record_after_all_spans)
 	struct raw r;
 	struct sample sm;
 
-	sample_build(&sm, DIGEST_XXH3_128);
+	sample_build(&sm, RDMIG_DIGEST_XXH3_128);
 	r.n = 0;
 	raw_bytes(&r, sm.s, sm.tstart);
 	raw_record(&r, 2, 16, 1);
@@ -1033,8 +1039,8 @@ TEST(rejects_record_after_all_spans)
 
 TEST(encoder_checks)
 {
-	struct imgs_params prm = {DIGEST_XXH3_128, 20, 20};
-	struct imgs_block b[2];
+	struct rdmig_imgs_params prm = {RDMIG_DIGEST_XXH3_128, 20, 20};
+	struct rdmig_imgs_block b[2];
 	uint8_t *out = NULL, dig[1025 * 16];
 	size_t n;
 	char err[256];
@@ -1043,38 +1049,38 @@ TEST(encoder_checks)
 	memset(dig, 0, sizeof(dig));
 	strcpy(b[0].name, "x");
 	strcpy(b[1].name, "x");
-	CHECK_EQ(imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
+	CHECK_EQ(rdmig_imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "both named 'x'");
 	strcpy(b[1].name, "");
-	CHECK_EQ(imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
+	CHECK_EQ(rdmig_imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "block 1: name length 0");
 	strcpy(b[1].name, "tab\there");
-	CHECK_EQ(imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
+	CHECK_EQ(rdmig_imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "0x09");
 	strcpy(b[1].name, "y");
 	b[0].length = UINT64_MAX;
 	b[1].length = 1;
-	CHECK_EQ(imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
+	CHECK_EQ(rdmig_imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "overflows");
-	CHECK_EQ(imgs_encode_header(&prm, b, 0, &out, &n, err, sizeof(err)), -1);
-	CHECK_EQ(imgs_encode_header(&prm, b, 4097, &out, &n, err, sizeof(err)), -1);
+	CHECK_EQ(rdmig_imgs_encode_header(&prm, b, 0, &out, &n, err, sizeof(err)), -1);
+	CHECK_EQ(rdmig_imgs_encode_header(&prm, b, 4097, &out, &n, err, sizeof(err)), -1);
 	b[1].length = 0;
 	b[0].length = 5;
 	/* the parameters */
 	prm.digest = 3;
-	CHECK_EQ(imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
+	CHECK_EQ(rdmig_imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "digest 3 is unknown");
-	prm = (struct imgs_params){DIGEST_SHA256, 19, 20};
-	CHECK_EQ(imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
+	prm = (struct rdmig_imgs_params){RDMIG_DIGEST_SHA256, 19, 20};
+	CHECK_EQ(rdmig_imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "span 2^19");
-	prm = (struct imgs_params){DIGEST_SHA256, 20, 31};
-	CHECK_EQ(imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
+	prm = (struct rdmig_imgs_params){RDMIG_DIGEST_SHA256, 20, 31};
+	CHECK_EQ(rdmig_imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "chunk 2^31");
 	CHECK(out == NULL);
-	prm = (struct imgs_params){DIGEST_SHA256, 20, 30};
-	CHECK_OK(imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)));
+	prm = (struct rdmig_imgs_params){RDMIG_DIGEST_SHA256, 20, 30};
+	CHECK_OK(rdmig_imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)));
 	CHECK_EQ(n, 16 + (2 + 1 + 8) * 2);
-	CHECK_EQ(out[12], DIGEST_SHA256);
+	CHECK_EQ(out[12], RDMIG_DIGEST_SHA256);
 	CHECK_EQ(out[13], 20);
 	CHECK_EQ(out[14], 30);
 	CHECK_EQ(out[15], 0);
@@ -1085,17 +1091,25 @@ TEST(encoder_checks)
 	out = NULL;
 	/* records: 1..1024 digests; with the digest off, 1..1024 spans and no
 	 * digest bytes */
-	CHECK_EQ(imgs_encode_record(DIGEST_XXH3_128, 0, 0, 0, dig, &out, &n, err, sizeof(err)), -1);
-	CHECK_STR_CONTAINS(err, "must be 1 to 1024");
-	CHECK_EQ(imgs_encode_record(DIGEST_XXH3_128, 0, 0, 1025, dig, &out, &n, err, sizeof(err)),
+	CHECK_EQ(rdmig_imgs_encode_record(RDMIG_DIGEST_XXH3_128, 0, 0, 0, dig, &out, &n, err,
+					  sizeof(err)),
 		 -1);
-	CHECK_EQ(imgs_encode_record(DIGEST_OFF, 0, 0, 0, dig, &out, &n, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "must be 1 to 1024");
-	CHECK_EQ(imgs_encode_record(DIGEST_OFF, 0, 0, 1025, dig, &out, &n, err, sizeof(err)), -1);
-	CHECK_EQ(imgs_encode_record(7, 0, 0, 1, dig, &out, &n, err, sizeof(err)), -1);
+	CHECK_EQ(rdmig_imgs_encode_record(RDMIG_DIGEST_XXH3_128, 0, 0, 1025, dig, &out, &n, err,
+					  sizeof(err)),
+		 -1);
+	CHECK_EQ(
+	    rdmig_imgs_encode_record(RDMIG_DIGEST_OFF, 0, 0, 0, dig, &out, &n, err, sizeof(err)),
+	    -1);
+	CHECK_STR_CONTAINS(err, "must be 1 to 1024");
+	CHECK_EQ(
+	    rdmig_imgs_encode_record(RDMIG_DIGEST_OFF, 0, 0, 1025, dig, &out, &n, err, sizeof(err)),
+	    -1);
+	CHECK_EQ(rdmig_imgs_encode_record(7, 0, 0, 1, dig, &out, &n, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "unknown");
 	CHECK(out == NULL);
-	CHECK_OK(imgs_encode_record(DIGEST_OFF, 2, 5, 1024, dig, &out, &n, err, sizeof(err)));
+	CHECK_OK(rdmig_imgs_encode_record(RDMIG_DIGEST_OFF, 2, 5, 1024, dig, &out, &n, err,
+					  sizeof(err)));
 	CHECK_EQ(n, 16);
 	{
 		static const uint8_t want[16] = {0x52, 0x4d, 0x49, 0x44, 0, 0, 0, 2,
@@ -1104,7 +1118,8 @@ TEST(encoder_checks)
 	}
 	free(out);
 	out = NULL;
-	CHECK_OK(imgs_encode_record(DIGEST_XXH3_128, 3, 7, 1024, dig, &out, &n, err, sizeof(err)));
+	CHECK_OK(rdmig_imgs_encode_record(RDMIG_DIGEST_XXH3_128, 3, 7, 1024, dig, &out, &n, err,
+					  sizeof(err)));
 	CHECK_EQ(n, 16 + 1024 * 16);
 	CHECK_EQ(out[7], 3);
 	CHECK_EQ(out[11], 7);
@@ -1112,13 +1127,16 @@ TEST(encoder_checks)
 	free(out);
 	out = NULL;
 	/* the trailer */
-	CHECK_EQ(imgs_encode_trailer(DIGEST_XXH3_128, b, 0, &out, &n, err, sizeof(err)), -1);
-	CHECK_EQ(imgs_encode_trailer(DIGEST_XXH3_128, b, 4097, &out, &n, err, sizeof(err)), -1);
+	CHECK_EQ(rdmig_imgs_encode_trailer(RDMIG_DIGEST_XXH3_128, b, 0, &out, &n, err, sizeof(err)),
+		 -1);
+	CHECK_EQ(
+	    rdmig_imgs_encode_trailer(RDMIG_DIGEST_XXH3_128, b, 4097, &out, &n, err, sizeof(err)),
+	    -1);
 	CHECK(out == NULL);
-	CHECK_OK(imgs_encode_trailer(DIGEST_SHA256, b, 2, &out, &n, err, sizeof(err)));
+	CHECK_OK(rdmig_imgs_encode_trailer(RDMIG_DIGEST_SHA256, b, 2, &out, &n, err, sizeof(err)));
 	CHECK_EQ(n, 4 + 2 * 32);
 	free(out);
-	CHECK_OK(imgs_encode_trailer(DIGEST_OFF, b, 2, &out, &n, err, sizeof(err)));
+	CHECK_OK(rdmig_imgs_encode_trailer(RDMIG_DIGEST_OFF, b, 2, &out, &n, err, sizeof(err)));
 	CHECK_EQ(n, 4);
 	free(out);
 }
@@ -1132,7 +1150,8 @@ TEST(encode_record_digest_off_without_digests)
 	size_t n = 0;
 	char err[256];
 
-	CHECK_OK(imgs_encode_record(DIGEST_OFF, 0, 3, 7, NULL, &out, &n, err, sizeof(err)));
+	CHECK_OK(
+	    rdmig_imgs_encode_record(RDMIG_DIGEST_OFF, 0, 3, 7, NULL, &out, &n, err, sizeof(err)));
 	CHECK_EQ(n, 16);
 	CHECK_EQ(out[11], 3);
 	CHECK_EQ(out[15], 7);
@@ -1142,38 +1161,38 @@ TEST(encode_record_digest_off_without_digests)
 /* A block's digest is the digest of its span digests, one after the other. */
 TEST(block_digest_of_span_digests)
 {
-	uint8_t spans[3 * 32], a[DIGEST_MAX], b[DIGEST_MAX];
+	uint8_t spans[3 * 32], a[RDMIG_DIGEST_MAX], b[RDMIG_DIGEST_MAX];
 
 	for (size_t i = 0; i < sizeof(spans); i++)
 		spans[i] = (uint8_t)(i * 31);
-	imgs_block_digest(DIGEST_XXH3_128, spans, 3, a);
-	digest_compute(DIGEST_XXH3_128, spans, 3 * 16, b);
+	rdmig_imgs_block_digest(RDMIG_DIGEST_XXH3_128, spans, 3, a);
+	rdmig_digest_compute(RDMIG_DIGEST_XXH3_128, spans, 3 * 16, b);
 	CHECK_MEM_EQ(a, b, 16);
-	imgs_block_digest(DIGEST_SHA256, spans, 3, a);
-	digest_compute(DIGEST_SHA256, spans, 3 * 32, b);
+	rdmig_imgs_block_digest(RDMIG_DIGEST_SHA256, spans, 3, a);
+	rdmig_digest_compute(RDMIG_DIGEST_SHA256, spans, 3 * 32, b);
 	CHECK_MEM_EQ(a, b, 32);
-	imgs_block_digest(DIGEST_SHA256, spans, 2, a);
+	rdmig_imgs_block_digest(RDMIG_DIGEST_SHA256, spans, 2, a);
 	CHECK(memcmp(a, b, 32) != 0);
-	imgs_block_digest(DIGEST_SHA256, NULL, 0, a);
-	digest_compute(DIGEST_SHA256, "", 0, b);
+	rdmig_imgs_block_digest(RDMIG_DIGEST_SHA256, NULL, 0, a);
+	rdmig_digest_compute(RDMIG_DIGEST_SHA256, "", 0, b);
 	CHECK_MEM_EQ(a, b, 32);
 }
 
-static int names_of(const char *const *names, uint32_t n, char (*out)[IMGS_FILE_NAME])
+static int names_of(const char *const *names, uint32_t n, char (*out)[RDMIG_IMGS_FILE_NAME])
 {
-	struct imgs_block b[8];
+	struct rdmig_imgs_block b[8];
 
 	memset(b, 0, sizeof(b));
 	for (uint32_t i = 0; i < n; i++)
 		strcpy(b[i].name, names[i]);
-	return imgs_file_names(b, n, ".img", out);
+	return rdmig_imgs_file_names(b, n, ".img", out);
 }
 
 TEST(file_names_are_safe)
 {
 	static const char *const names[] = {"pc.ram", "/rom@etc/acpi/tables", ".", "..", "a b*c",
 					    "...", "-x_Y.9"};
-	char out[7][IMGS_FILE_NAME];
+	char out[7][RDMIG_IMGS_FILE_NAME];
 
 	CHECK_OK(names_of(names, 7, out));
 	CHECK_STR_CONTAINS(out[0], "pc.ram.img");
@@ -1190,7 +1209,7 @@ TEST(file_names_are_distinct)
 	/* "a b" and "a*b" both map to "a_b"; the renamed one must not then
 	 * take the name of a block really called "a_b-2" */
 	static const char *const names[] = {"a b", "a*b", "a_b-2", "a?b", "_", "."};
-	char out[6][IMGS_FILE_NAME];
+	char out[6][RDMIG_IMGS_FILE_NAME];
 
 	CHECK_OK(names_of(names, 6, out));
 	CHECK_EQ(strcmp(out[0], "a_b.img"), 0);
@@ -1203,15 +1222,15 @@ TEST(file_names_are_distinct)
 
 TEST(file_names_of_long_names)
 {
-	struct imgs_block b[2];
-	char out[2][IMGS_FILE_NAME];
+	struct rdmig_imgs_block b[2];
+	char out[2][RDMIG_IMGS_FILE_NAME];
 
 	memset(b, 0, sizeof(b));
 	memset(b[0].name, 'x', 255);
 	memset(b[1].name, 'x', 254);
-	CHECK_OK(imgs_file_names(b, 2, ".img", out));
-	CHECK_EQ(strlen(out[0]), IMGS_FILE_STEM + 4);
-	CHECK_EQ(strlen(out[1]), IMGS_FILE_STEM + 6); /* same 200-byte stem, then "-2" */
+	CHECK_OK(rdmig_imgs_file_names(b, 2, ".img", out));
+	CHECK_EQ(strlen(out[0]), RDMIG_IMGS_FILE_STEM + 4);
+	CHECK_EQ(strlen(out[1]), RDMIG_IMGS_FILE_STEM + 6); /* same 200-byte stem, then "-2" */
 	CHECK(strcmp(out[0], out[1]) != 0);
 	CHECK(strlen(out[1]) < 256); /* NAME_MAX */
 }
@@ -1221,24 +1240,25 @@ TEST(file_names_of_long_names)
  * every candidate with every chosen name took over a minute. */
 TEST(file_names_of_4096_names_sharing_a_stem_take_well_under_a_second)
 {
-	static struct imgs_block b[IMGS_MAX_BLOCKS];
-	static char out[IMGS_MAX_BLOCKS][IMGS_FILE_NAME];
+	static struct rdmig_imgs_block b[RDMIG_IMGS_MAX_BLOCKS];
+	static char out[RDMIG_IMGS_MAX_BLOCKS][RDMIG_IMGS_FILE_NAME];
 	struct timespec t0, t1;
 	double secs;
 
-	for (uint32_t i = 0; i < IMGS_MAX_BLOCKS; i++) {
-		memset(b[i].name, 'x', IMGS_FILE_STEM);
-		snprintf(b[i].name + IMGS_FILE_STEM, sizeof(b[i].name) - IMGS_FILE_STEM, "%u", i);
+	for (uint32_t i = 0; i < RDMIG_IMGS_MAX_BLOCKS; i++) {
+		memset(b[i].name, 'x', RDMIG_IMGS_FILE_STEM);
+		snprintf(b[i].name + RDMIG_IMGS_FILE_STEM, sizeof(b[i].name) - RDMIG_IMGS_FILE_STEM,
+			 "%u", i);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CHECK_OK(imgs_file_names(b, IMGS_MAX_BLOCKS, ".img", out));
+	CHECK_OK(rdmig_imgs_file_names(b, RDMIG_IMGS_MAX_BLOCKS, ".img", out));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	fprintf(stderr, "# 4096 names sharing a 200-byte stem: %.3f s\n", secs);
 	CHECK(secs < 1.0);
-	CHECK_EQ(strlen(out[0]), IMGS_FILE_STEM + 4);
-	CHECK(!strcmp(out[1] + IMGS_FILE_STEM, "-2.img"));
-	CHECK(!strcmp(out[IMGS_MAX_BLOCKS - 1] + IMGS_FILE_STEM, "-4096.img"));
+	CHECK_EQ(strlen(out[0]), RDMIG_IMGS_FILE_STEM + 4);
+	CHECK(!strcmp(out[1] + RDMIG_IMGS_FILE_STEM, "-2.img"));
+	CHECK(!strcmp(out[RDMIG_IMGS_MAX_BLOCKS - 1] + RDMIG_IMGS_FILE_STEM, "-4096.img"));
 }
 
 CHECK_MAIN()

@@ -10,7 +10,7 @@
  * the data is caught by AddressSanitizer (RDMIG_SANITIZE=ON).
  */
 #include "check.h"
-#include "qemu_stream.h"
+#include <rdmig/qemu.h>
 
 #define MIB (1ull << 20)
 
@@ -154,19 +154,19 @@ static void sample_stream(struct raw *r, size_t *blocks_end, size_t *eof)
 }
 
 /* Feed [data, data + len) from an exact-size copy. */
-static int feed(struct qs_parser *p, const uint8_t *data, size_t len)
+static int feed(struct rdmig_qs_parser *p, const uint8_t *data, size_t len)
 {
 	uint8_t *copy = malloc(len ? len : 1);
 	int ev;
 
 	if (len)
 		memcpy(copy, data, len);
-	ev = qs_feed(p, copy, len);
+	ev = rdmig_qs_feed(p, copy, len);
 	free(copy);
 	return ev;
 }
 
-static int feed_all(struct qs_parser *p, const struct raw *r)
+static int feed_all(struct rdmig_qs_parser *p, const struct raw *r)
 {
 	return feed(p, r->b, r->n);
 }
@@ -175,15 +175,15 @@ static int feed_all(struct qs_parser *p, const struct raw *r)
 
 TEST(whole_stream)
 {
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 	struct raw r;
 	size_t blocks_end, eof;
 	int ev;
 
 	sample_stream(&r, &blocks_end, &eof);
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	ev = feed_all(&p, &r);
-	CHECK_EQ(ev, QS_EV_BLOCKS | QS_EV_HOOK);
+	CHECK_EQ(ev, RDMIG_QS_EV_BLOCKS | RDMIG_QS_EV_HOOK);
 	CHECK(!strcmp(p.machine, "pc-i440fx-7.2"));
 	CHECK_EQ(p.count, 3);
 	CHECK(!strcmp(p.blocks[0].name, "pc.ram"));
@@ -199,16 +199,16 @@ TEST(whole_stream)
 	CHECK(p.ram_ended);
 	CHECK(p.opaque);
 	CHECK_STR_CONTAINS(p.opaque_why, "QEMU_VM_SECTION_FULL");
-	CHECK_OK(qs_finish(&p));
-	CHECK_EQ(p.end, QS_END_VMDESC);
+	CHECK_OK(rdmig_qs_finish(&p));
+	CHECK_EQ(p.end, RDMIG_QS_END_VMDESC);
 	CHECK_EQ(p.eof_offset, eof);
-	qs_free(&p);
+	rdmig_qs_free(&p);
 }
 
 /* The hooks' offsets: where each registration phase starts. */
 TEST(hook_offsets)
 {
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 	struct raw r;
 	size_t blocks_end, eof, phase[3];
 
@@ -216,19 +216,19 @@ TEST(hook_offsets)
 	phase[0] = blocks_end + 8;
 	phase[1] = blocks_end + 8 + 8 + 5 + 5 + 8; /* EOS, footer, PART header, HOOK */
 	phase[2] = phase[1] + 8 + 5 + 5 + 8;
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	for (size_t i = 0, h = 0; i < r.n; i++) {
 		int ev = feed(&p, r.b + i, 1);
 		CHECK(ev >= 0);
-		if (ev & QS_EV_HOOK) {
+		if (ev & RDMIG_QS_EV_HOOK) {
 			CHECK(h < 3);
 			CHECK_EQ(p.last_hook_end, phase[h]);
 			CHECK_EQ(p.last_hook_end, i + 1);
 			h++;
 		}
 	}
-	CHECK_OK(qs_finish(&p));
-	qs_free(&p);
+	CHECK_OK(rdmig_qs_finish(&p));
+	rdmig_qs_free(&p);
 }
 
 /* Any split into two pieces (and byte by byte) gives the same result. */
@@ -239,48 +239,48 @@ TEST(every_split_point)
 
 	sample_stream(&r, &blocks_end, &eof);
 	for (size_t k = 0; k <= r.n; k++) {
-		struct qs_parser p;
+		struct rdmig_qs_parser p;
 		int e1, e2;
 
-		qs_init(&p, 1ull << 40);
+		rdmig_qs_init(&p, 1ull << 40);
 		e1 = feed(&p, r.b, k);
 		e2 = feed(&p, r.b + k, r.n - k);
 		if (e1 < 0 || e2 < 0)
-			CHECK_FAIL_AT("split at %zu: %s", k, qs_errmsg(&p));
-		CHECK_EQ(e1 | e2, QS_EV_BLOCKS | QS_EV_HOOK);
-		CHECK_EQ((e1 & QS_EV_BLOCKS) != 0, k >= blocks_end);
+			CHECK_FAIL_AT("split at %zu: %s", k, rdmig_qs_errmsg(&p));
+		CHECK_EQ(e1 | e2, RDMIG_QS_EV_BLOCKS | RDMIG_QS_EV_HOOK);
+		CHECK_EQ((e1 & RDMIG_QS_EV_BLOCKS) != 0, k >= blocks_end);
 		CHECK_EQ(p.count, 3);
 		CHECK_EQ(p.blocks_end, blocks_end);
 		CHECK_EQ(p.hooks, 3);
 		CHECK(!strcmp(p.blocks[2].name, "pc.bios"));
-		if (qs_finish(&p))
-			CHECK_FAIL_AT("split at %zu: %s", k, qs_errmsg(&p));
+		if (rdmig_qs_finish(&p))
+			CHECK_FAIL_AT("split at %zu: %s", k, rdmig_qs_errmsg(&p));
 		CHECK_EQ(p.eof_offset, eof);
-		qs_free(&p);
+		rdmig_qs_free(&p);
 	}
 }
 
 TEST(byte_by_byte)
 {
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 	struct raw r;
 	size_t blocks_end, eof;
 	int all = 0;
 
 	sample_stream(&r, &blocks_end, &eof);
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	for (size_t i = 0; i < r.n; i++) {
 		int ev = feed(&p, r.b + i, 1);
 		if (ev < 0)
-			CHECK_FAIL_AT("byte %zu: %s", i, qs_errmsg(&p));
-		if (ev & QS_EV_BLOCKS)
+			CHECK_FAIL_AT("byte %zu: %s", i, rdmig_qs_errmsg(&p));
+		if (ev & RDMIG_QS_EV_BLOCKS)
 			CHECK_EQ(i + 1, blocks_end);
 		all |= ev;
 	}
-	CHECK_EQ(all, QS_EV_BLOCKS | QS_EV_HOOK);
-	CHECK_OK(qs_finish(&p));
-	CHECK_EQ(p.end, QS_END_VMDESC);
-	qs_free(&p);
+	CHECK_EQ(all, RDMIG_QS_EV_BLOCKS | RDMIG_QS_EV_HOOK);
+	CHECK_OK(rdmig_qs_finish(&p));
+	CHECK_EQ(p.end, RDMIG_QS_END_VMDESC);
+	rdmig_qs_free(&p);
 }
 
 /* A disconnect anywhere before the end is not a proper end, including
@@ -293,45 +293,45 @@ TEST(every_truncation_fails)
 
 	sample_stream(&r, &blocks_end, &eof);
 	for (size_t k = 0; k < r.n; k++) {
-		struct qs_parser p;
+		struct rdmig_qs_parser p;
 
-		qs_init(&p, 1ull << 40);
+		rdmig_qs_init(&p, 1ull << 40);
 		CHECK(feed(&p, r.b, k) >= 0);
-		if (!qs_finish(&p)) {
+		if (!rdmig_qs_finish(&p)) {
 			CHECK_FAIL_AT("a stream cut after %zu of %zu bytes was accepted", k, r.n);
 		} else {
-			CHECK_STR_CONTAINS(qs_errmsg(&p), "stream stopped after");
+			CHECK_STR_CONTAINS(rdmig_qs_errmsg(&p), "stream stopped after");
 		}
-		qs_free(&p);
+		rdmig_qs_free(&p);
 	}
 }
 
 TEST(truncation_messages)
 {
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 	struct raw r;
 	size_t blocks_end, eof;
 
 	sample_stream(&r, &blocks_end, &eof);
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	feed(&p, r.b, 30);
-	CHECK_EQ(qs_finish(&p), -1);
-	CHECK_STR_CONTAINS(qs_errmsg(&p), "after 30 bytes");
-	CHECK_STR_CONTAINS(qs_errmsg(&p), "before QEMU_VM_EOF");
-	qs_free(&p);
+	CHECK_EQ(rdmig_qs_finish(&p), -1);
+	CHECK_STR_CONTAINS(rdmig_qs_errmsg(&p), "after 30 bytes");
+	CHECK_STR_CONTAINS(rdmig_qs_errmsg(&p), "before QEMU_VM_EOF");
+	rdmig_qs_free(&p);
 
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	feed(&p, r.b, r.n - 3);
-	CHECK_EQ(qs_finish(&p), -1);
-	CHECK_STR_CONTAINS(qs_errmsg(&p), "without QEMU_VM_EOF and its vmdesc");
-	CHECK_STR_CONTAINS(qs_errmsg(&p), "QEMU_VM_SECTION_FULL");
-	qs_free(&p);
+	CHECK_EQ(rdmig_qs_finish(&p), -1);
+	CHECK_STR_CONTAINS(rdmig_qs_errmsg(&p), "without QEMU_VM_EOF and its vmdesc");
+	CHECK_STR_CONTAINS(rdmig_qs_errmsg(&p), "QEMU_VM_SECTION_FULL");
+	rdmig_qs_free(&p);
 }
 
 /* Without device state the parser follows the stream to its last byte. */
 TEST(structured_end)
 {
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 	struct raw r;
 	size_t end_no_vmdesc;
 
@@ -340,31 +340,31 @@ TEST(structured_end)
 	ram_section(&r, 0x03, 2);
 	be(&r, 0x00, 1);
 	end_no_vmdesc = r.n;
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	CHECK(feed(&p, r.b, end_no_vmdesc) >= 0);
 	CHECK(!p.opaque);
-	CHECK_OK(qs_finish(&p));
-	CHECK_EQ(p.end, QS_END_EOF);
+	CHECK_OK(rdmig_qs_finish(&p));
+	CHECK_EQ(p.end, RDMIG_QS_END_EOF);
 	CHECK_EQ(p.eof_offset, end_no_vmdesc - 1);
-	qs_free(&p);
+	rdmig_qs_free(&p);
 
 	be(&r, 0x06, 1);
 	be(&r, strlen(vmdesc), 4);
 	bytes(&r, vmdesc, strlen(vmdesc));
 	for (size_t k = 0; k <= r.n; k++) {
-		qs_init(&p, 1ull << 40);
+		rdmig_qs_init(&p, 1ull << 40);
 		CHECK(feed(&p, r.b, k) >= 0 && feed(&p, r.b + k, r.n - k) >= 0);
 		CHECK(!p.opaque);
-		CHECK_OK(qs_finish(&p));
-		CHECK_EQ(p.end, QS_END_VMDESC);
-		qs_free(&p);
+		CHECK_OK(rdmig_qs_finish(&p));
+		CHECK_EQ(p.end, RDMIG_QS_END_VMDESC);
+		rdmig_qs_free(&p);
 	}
 	/* cut inside the vmdesc */
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	feed(&p, r.b, r.n - 1);
-	CHECK_EQ(qs_finish(&p), -1);
-	CHECK_STR_CONTAINS(qs_errmsg(&p), "inside the vmdesc");
-	qs_free(&p);
+	CHECK_EQ(rdmig_qs_finish(&p), -1);
+	CHECK_STR_CONTAINS(rdmig_qs_errmsg(&p), "inside the vmdesc");
+	rdmig_qs_free(&p);
 }
 
 /* The head of a real stream: QEMU 7.2, -M pc, 64 MiB from a memory backend
@@ -392,10 +392,10 @@ TEST(qemu_7_2_head)
 		{"mem", 64 * MIB}, {"/rom@etc/acpi/tables", 0x20000}, {"pc.bios", 0x40000},
 		{"pc.rom", 0x20000}, {"/rom@etc/table-loader", 0x1000}, {"/rom@etc/acpi/rsdp", 0x1000},
 	};
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 
-	qs_init(&p, 1ull << 40);
-	CHECK_EQ(feed(&p, head, sizeof(head)), QS_EV_BLOCKS);
+	rdmig_qs_init(&p, 1ull << 40);
+	CHECK_EQ(feed(&p, head, sizeof(head)), RDMIG_QS_EV_BLOCKS);
 	CHECK(!strcmp(p.machine, "pc-i440fx-7.2"));
 	CHECK_EQ(p.count, 6);
 	CHECK_EQ(p.total, 0x4082000);
@@ -404,13 +404,13 @@ TEST(qemu_7_2_head)
 		CHECK(!strcmp(p.blocks[i].name, want[i].name));
 		CHECK_EQ(p.blocks[i].length, want[i].length);
 	}
-	qs_free(&p);
+	rdmig_qs_free(&p);
 }
 
 /* target-page-bits changes where the flags end in RAM words. */
 TEST(target_page_bits)
 {
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 	struct raw r;
 
 	file_header(&r);
@@ -422,10 +422,10 @@ TEST(target_page_bits)
 	section_start(&r, 1, "ram", 4);
 	be(&r, (128 * 1024) | 0x04, 8);
 	block(&r, "mach-virt.ram", 128 * 1024);
-	qs_init(&p, 1ull << 40);
-	CHECK_EQ(feed_all(&p, &r), QS_EV_BLOCKS);
+	rdmig_qs_init(&p, 1ull << 40);
+	CHECK_EQ(feed_all(&p, &r), RDMIG_QS_EV_BLOCKS);
 	CHECK_EQ(p.page_bits, 16);
-	qs_free(&p);
+	rdmig_qs_free(&p);
 
 	/* a 4 KiB block is not a whole 64 KiB page */
 	file_header(&r);
@@ -437,16 +437,17 @@ TEST(target_page_bits)
 	section_start(&r, 1, "ram", 4);
 	be(&r, (128 * 1024) | 0x04, 8);
 	block(&r, "x", 4096);
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	CHECK_EQ(feed_all(&p, &r), -1);
-	CHECK_STR_CONTAINS(qs_errmsg(&p), "length 4096 is not a positive multiple of the 65536-byte page");
-	qs_free(&p);
+	CHECK_STR_CONTAINS(rdmig_qs_errmsg(&p),
+			   "length 4096 is not a positive multiple of the 65536-byte page");
+	rdmig_qs_free(&p);
 }
 
 /* A stream without configuration (old machine types) and without footers. */
 TEST(no_configuration_no_footers)
 {
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 	struct raw r;
 
 	file_header(&r);
@@ -460,12 +461,12 @@ TEST(no_configuration_no_footers)
 	be(&r, HOOK, 8);
 	be(&r, EOS, 8);
 	eof_vmdesc(&r);
-	qs_init(&p, 1ull << 40);
-	CHECK_EQ(feed_all(&p, &r), QS_EV_BLOCKS | QS_EV_HOOK);
+	rdmig_qs_init(&p, 1ull << 40);
+	CHECK_EQ(feed_all(&p, &r), RDMIG_QS_EV_BLOCKS | RDMIG_QS_EV_HOOK);
 	CHECK(!strcmp(p.machine, ""));
 	CHECK(p.ram_ended);
-	CHECK_OK(qs_finish(&p));
-	qs_free(&p);
+	CHECK_OK(rdmig_qs_finish(&p));
+	rdmig_qs_free(&p);
 }
 
 /* ------------------------------------------------------ hostile input -- */
@@ -474,15 +475,15 @@ TEST(no_configuration_no_footers)
 #define CHECK_REJECTS(r, ...)                                                                      \
 	do {                                                                                       \
 		static const char *const needles_[] = {__VA_ARGS__};                               \
-		struct qs_parser p_;                                                               \
-		qs_init(&p_, 1ull << 32);                                                          \
+		struct rdmig_qs_parser p_;                                                         \
+		rdmig_qs_init(&p_, 1ull << 32);                                                    \
 		if (feed_all(&p_, (r)) != -1)                                                      \
 			CHECK_FAIL_AT("accepted; expected \"%s\"", needles_[0]);                   \
 		for (size_t i_ = 0; i_ < sizeof(needles_) / sizeof(needles_[0]); i_++)             \
-			CHECK_STR_CONTAINS(qs_errmsg(&p_), needles_[i_]);                          \
-		CHECK_EQ(qs_feed(&p_, "x", 1), -1); /* stays failed */                             \
-		CHECK_EQ(qs_finish(&p_), -1);                                                      \
-		qs_free(&p_);                                                                      \
+			CHECK_STR_CONTAINS(rdmig_qs_errmsg(&p_), needles_[i_]);                    \
+		CHECK_EQ(rdmig_qs_feed(&p_, "x", 1), -1); /* stays failed */                       \
+		CHECK_EQ(rdmig_qs_finish(&p_), -1);                                                \
+		rdmig_qs_free(&p_);                                                                \
 	} while (0)
 
 /* The head up to the ram section's version: callers add the RAM setup. */
@@ -613,7 +614,7 @@ TEST(bad_commands)
  * between the last iteration and the completion; it carries nothing. */
 TEST(qemu_10_switchover_start)
 {
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 	struct raw r;
 
 	sample_head(&r);
@@ -625,13 +626,13 @@ TEST(qemu_10_switchover_start)
 	ram_section(&r, 0x03, 2);
 	device_state(&r);
 	eof_vmdesc(&r);
-	qs_init(&p, 1ull << 40);
-	CHECK_EQ(feed_all(&p, &r), QS_EV_BLOCKS | QS_EV_HOOK);
+	rdmig_qs_init(&p, 1ull << 40);
+	CHECK_EQ(feed_all(&p, &r), RDMIG_QS_EV_BLOCKS | RDMIG_QS_EV_HOOK);
 	CHECK_EQ(p.hooks, 3);
 	CHECK(p.ram_ended);
-	CHECK_OK(qs_finish(&p));
-	CHECK_EQ(p.end, QS_END_VMDESC);
-	qs_free(&p);
+	CHECK_OK(rdmig_qs_finish(&p));
+	CHECK_EQ(p.end, RDMIG_QS_END_VMDESC);
+	rdmig_qs_free(&p);
 
 	file_header(&r); /* with a payload it is not QEMU's */
 	be(&r, 0x08, 1);
@@ -702,7 +703,7 @@ TEST(bad_blocks)
 
 TEST(too_many_blocks)
 {
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 	struct raw r;
 	uint8_t *buf;
 	size_t n;
@@ -722,10 +723,10 @@ TEST(too_many_blocks)
 		for (int k = 0; k < 8; k++)
 			buf[n++] = (uint8_t)(4096ull >> (56 - 8 * k));
 	}
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	CHECK_EQ(feed(&p, buf, n), -1);
-	CHECK_STR_CONTAINS(qs_errmsg(&p), "more than 4096 RAM blocks");
-	qs_free(&p);
+	CHECK_STR_CONTAINS(rdmig_qs_errmsg(&p), "more than 4096 RAM blocks");
+	rdmig_qs_free(&p);
 	free(buf);
 }
 
@@ -768,32 +769,32 @@ TEST(bad_ram_data)
  * parser only watches for the end from there. */
 TEST(unknown_data_goes_opaque)
 {
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 	struct raw r;
 
 	sample_head(&r);
 	be(&r, HOOK, 8);
 	be(&r, 0x1000 | 0x08, 8); /* a page: not RDMA */
-	qs_init(&p, 1ull << 40);
-	CHECK_EQ(feed_all(&p, &r), QS_EV_BLOCKS | QS_EV_HOOK);
+	rdmig_qs_init(&p, 1ull << 40);
+	CHECK_EQ(feed_all(&p, &r), RDMIG_QS_EV_BLOCKS | RDMIG_QS_EV_HOOK);
 	CHECK(p.opaque);
 	CHECK_EQ(p.opaque_from, r.n - 8);
 	CHECK_STR_CONTAINS(p.opaque_why, "RAM data word 0x0000000000001008");
 	footer(&r, 2);
 	eof_vmdesc(&r);
 	CHECK(feed(&p, r.b + r.n - 5 - 6 - strlen(vmdesc), 5 + 6 + strlen(vmdesc)) >= 0);
-	CHECK_OK(qs_finish(&p));
-	CHECK_EQ(p.end, QS_END_VMDESC);
-	qs_free(&p);
+	CHECK_OK(rdmig_qs_finish(&p));
+	CHECK_EQ(p.end, RDMIG_QS_END_VMDESC);
+	rdmig_qs_free(&p);
 
 	sample_head(&r);
 	ram_section(&r, 0, 2);
 	section_start(&r, 3, "dirty-bitmap", 1);
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	CHECK(feed_all(&p, &r) >= 0);
 	CHECK(p.opaque);
 	CHECK_STR_CONTAINS(p.opaque_why, "section 'dirty-bitmap' (id 3) is not understood");
-	qs_free(&p);
+	rdmig_qs_free(&p);
 }
 
 TEST(bad_end)
@@ -832,24 +833,56 @@ TEST(bad_end)
 /* In opaque data, only a vmdesc that ends exactly at the end counts. */
 TEST(vmdesc_must_end_the_stream)
 {
-	struct qs_parser p;
+	struct rdmig_qs_parser p;
 	struct raw r;
 	size_t blocks_end, eof;
 
 	sample_stream(&r, &blocks_end, &eof);
 	be(&r, 'x', 1); /* one byte too many after the JSON */
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	CHECK(feed_all(&p, &r) >= 0);
-	CHECK_EQ(qs_finish(&p), -1);
-	qs_free(&p);
+	CHECK_EQ(rdmig_qs_finish(&p), -1);
+	rdmig_qs_free(&p);
 
 	/* a NUL inside the JSON text: not QEMU's vmdesc */
 	sample_stream(&r, &blocks_end, &eof);
 	r.b[r.n - 5] = 0;
-	qs_init(&p, 1ull << 40);
+	rdmig_qs_init(&p, 1ull << 40);
 	CHECK(feed_all(&p, &r) >= 0);
-	CHECK_EQ(qs_finish(&p), -1);
-	qs_free(&p);
+	CHECK_EQ(rdmig_qs_finish(&p), -1);
+	rdmig_qs_free(&p);
+}
+
+/* Rows of the source's `info ramblock` (rdmig_qs_ramblock_row): QEMU 7.2's
+ * columns, 8.x's with HVA and RO, names with spaces, the heading, and lines
+ * that are not rows. */
+TEST(info_ramblock_rows)
+{
+	struct rdmig_qs_ramblock row;
+	char l1[] = "              Block Name    PSize              Offset               Used"
+		    "              Total\n";
+	char l2[] = "                  pc.ram    4 KiB  0x0000000000000000 0x0000000040000000 "
+		    "0x0000000040000000\n";
+	char l3[] = "    /rom@etc/acpi/tables    4 KiB  0x0000000040a00000 0x0000000000020000 "
+		    "0x0000000000200000 0x00007f1234560000  rw\n";
+	char l4[] = "my block  4 KiB 0x100000 0x200000 0x200000";
+	char blank[] = "  \r\n";
+	char bad[] = "pc.ram 4 KiB 0x0 nothex 0x40000000";
+
+	CHECK_EQ(rdmig_qs_ramblock_row(l1, &row), 1);
+	CHECK_EQ(rdmig_qs_ramblock_row(blank, &row), 1);
+	CHECK_EQ(rdmig_qs_ramblock_row(l2, &row), 0);
+	CHECK(!strcmp(row.name, "pc.ram"));
+	CHECK_EQ(row.offset, 0);
+	CHECK_EQ(row.used, 0x40000000);
+	CHECK_EQ(rdmig_qs_ramblock_row(l3, &row), 0);
+	CHECK(!strcmp(row.name, "/rom@etc/acpi/tables"));
+	CHECK_EQ(row.offset, 0x40a00000);
+	CHECK_EQ(row.used, 0x20000);
+	CHECK_EQ(rdmig_qs_ramblock_row(l4, &row), 0);
+	CHECK(!strcmp(row.name, "my block"));
+	CHECK_EQ(row.offset, 0x100000);
+	CHECK_EQ(rdmig_qs_ramblock_row(bad, &row), -1);
 }
 
 CHECK_MAIN()

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_recv_qemu_record.c - the record of `rdmig recv --qemu`
- * (tools/recv_qemu_record.c): what REGISTER_FINISHED costs (issue 15 item
- * 6: no look at all of RAM; phases capped at RQ_MAX_PHASES with a clear
+ * (tools/recv_qemu_record.c over the recorder, stream/qemu_record.c):
+ * what REGISTER_FINISHED costs (issue 15 item 6: no look at all of RAM; phases capped at RQ_MAX_PHASES with a clear
  * error; record.txt stays cheap), and the touched chunks built from the
  * library's destination events (issue 17): which pass registered or only
  * compressed each chunk, as the `touched` lines say.  The state has no
@@ -28,19 +28,17 @@ static void setup(struct rq_state *s, uint64_t bytes)
 	snprintf(s->qs.blocks[0].name, sizeof(s->qs.blocks[0].name), "pc.ram");
 	s->rb[0].mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	s->rb[0].nchunks = (uint32_t)(bytes >> RDMIG_CHUNK_SHIFT);
-	s->rb[0].data_phase = calloc(s->rb[0].nchunks, sizeof(uint32_t));
-	s->rb[0].zero_phase = calloc(s->rb[0].nchunks, sizeof(uint32_t));
-	s->rb[0].nonzero = calloc(s->rb[0].nchunks, 1);
+	s->rec = calloc(1, sizeof(*s->rec));
+	rdmig_qrec_chunks_init(&s->rec[0].ch, bytes);
 	snprintf(s->rb[0].file, sizeof(s->rb[0].file), "pc.ram.img");
+	s->rec[0].file = s->rb[0].file;
 }
 
 static void teardown(struct rq_state *s, uint64_t bytes)
 {
 	munmap(s->rb[0].mem, bytes);
-	free(s->rb[0].data_phase);
-	free(s->rb[0].zero_phase);
-	free(s->rb[0].nonzero);
+	rdmig_qrec_chunks_free(&s->rec[0].ch);
+	free(s->rec);
 	free(s->rb);
 	free(s->qs.blocks);
 	free(s->ph);
@@ -56,10 +54,10 @@ TEST(bare_register_finished_scans_nothing)
 
 	setup(&s, bytes);
 	CHECK(s.rb[0].mem != MAP_FAILED);
-	t0 = mono_now();
+	t0 = rdmig_monotonic_seconds();
 	for (int i = 0; i < 2000; i++)
 		CHECK_OK(rq_end_pass(&s));
-	dt = mono_now() - t0;
+	dt = rdmig_monotonic_seconds() - t0;
 	fprintf(stderr, "2000 REGISTER_FINISHED, 8 GiB of RAM: %.3f s (%.1f us each)\n", dt,
 		dt / 2000 * 1e6);
 	CHECK(dt < 1.0);
@@ -91,11 +89,11 @@ TEST(phases_are_capped)
 	CHECK(mkdtemp(dir) != NULL);
 	s.a.out = dir;
 	CHECK_OK(out_dir_open(&s.a.dir, dir, false, s.err, sizeof(s.err)));
-	t0 = mono_now();
+	t0 = rdmig_monotonic_seconds();
 	CHECK_OK(rq_write_record(&s, "the test"));
 	fprintf(stderr, "record.txt of %u phases written in %.3f s\n", RQ_MAX_PHASES,
-		mono_now() - t0);
-	CHECK(mono_now() - t0 < 2.0);
+		rdmig_monotonic_seconds() - t0);
+	CHECK(rdmig_monotonic_seconds() - t0 < 2.0);
 	snprintf(path, sizeof(path), "%s/record.txt", dir);
 	CHECK((f = fopen(path, "r")) != NULL);
 	while (fgets(line, sizeof(line), f))
@@ -155,7 +153,7 @@ TEST(touched_chunks_come_from_the_destination_events)
 	static char text[8192];
 
 	setup(&s, bytes);
-	CHECK_OK(rq_add_phase(&s, PH_RAM_BLOCKS));
+	CHECK_OK(rq_add_phase(&s, RDMIG_QREC_RAM_BLOCKS));
 	CHECK_OK(rq_end_pass(&s));
 	CHECK_OK(note(&s, RDMIG_EV_REGISTERED, 0, 0, MIB));
 	CHECK_OK(note(&s, RDMIG_EV_COMPRESSED, 0, MIB, MIB));
@@ -170,9 +168,9 @@ TEST(touched_chunks_come_from_the_destination_events)
 	CHECK_OK(rq_end_pass(&s));
 	CHECK_EQ(s.nph, 5);
 	CHECK(!s.ph[1].touched && s.ph[2].touched && s.ph[3].touched && !s.ph[4].touched);
-	CHECK_EQ(s.rb[0].data_phase[3], 3);
-	CHECK_EQ(s.rb[0].zero_phase[3], 2);
-	CHECK_EQ(s.rb[0].zero_phase[5], 0);
+	CHECK_EQ(s.rec[0].ch.data_phase[3], 3);
+	CHECK_EQ(s.rec[0].ch.zero_phase[3], 2);
+	CHECK_EQ(s.rec[0].ch.zero_phase[5], 0);
 	record_text(&s, text, sizeof(text));
 	CHECK_STR_CONTAINS(text, "\ntouched 2 block=0 data=0,2,5 zero=1,3\n");
 	CHECK_STR_CONTAINS(text, "\ntouched 3 block=0 data=3 zero=-\n");
@@ -189,15 +187,15 @@ TEST(a_range_marks_every_record_chunk_it_overlaps)
 	struct rq_state s;
 
 	setup(&s, bytes);
-	CHECK_OK(rq_add_phase(&s, PH_RAM_BLOCKS));
+	CHECK_OK(rq_add_phase(&s, RDMIG_QREC_RAM_BLOCKS));
 	CHECK_OK(note(&s, RDMIG_EV_REGISTERED, 0, 4 * MIB, 4 * MIB));
 	CHECK_OK(note(&s, RDMIG_EV_COMPRESSED, 0, MIB + 1, 2 * MIB));
 	CHECK_OK(note(&s, RDMIG_EV_COMPRESSED, 0, 7 * MIB, UINT64_MAX));
 	CHECK_OK(note(&s, RDMIG_EV_COMPRESSED, 0, 9 * MIB, MIB));
 	CHECK_OK(note(&s, RDMIG_EV_COMPRESSED, 0, 0, 0));
 	for (uint32_t c = 0; c < 8; c++) {
-		CHECK_EQ(s.rb[0].data_phase[c], c >= 4 ? 1u : 0u);
-		CHECK_EQ(s.rb[0].zero_phase[c], c >= 1 && c <= 3 ? 1u : 0u);
+		CHECK_EQ(s.rec[0].ch.data_phase[c], c >= 4 ? 1u : 0u);
+		CHECK_EQ(s.rec[0].ch.zero_phase[c], c >= 1 && c <= 3 ? 1u : 0u);
 	}
 	CHECK_EQ(note(&s, RDMIG_EV_REGISTERED, 1, 0, MIB), -1);
 	CHECK_STR_CONTAINS(s.err, "block 1 of 1");

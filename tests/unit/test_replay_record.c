@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_replay_record.c - the reader of `rdmig recv --qemu`'s record.txt
- * (tools/replay_record.c): a real record's shape parses into the plan a
+ * (stream/replay_record.c): a real record's shape parses into the plan a
  * replay follows (each chunk in the first pass that touched it, the rest in
  * the last pass), and every rule rejects what breaks it with the line and
  * field.  Inputs are exact-size heap copies so that ASan catches over-reads.
  */
 #include <stdlib.h>
 #include "check.h"
-#include "replay_record.h"
+#include <rdmig/qemu.h>
 
 /* From a stopped 64 MiB -M pc VM, dynamic registration (shortened). */
 static const char DYNAMIC[] =
@@ -35,7 +35,7 @@ static const char DYNAMIC[] =
 	"nonzero 0 chunks=0,2-4\n"
 	"nonzero 1 chunks=0\n";
 
-static int parse(const char *text, struct replay_record *r, char *err, size_t errlen)
+static int parse(const char *text, struct rdmig_replay_record *r, char *err, size_t errlen)
 {
 	size_t n = strlen(text);
 	char *copy = calloc(1, n ? n : 1); /* exactly n bytes are read */
@@ -43,14 +43,14 @@ static int parse(const char *text, struct replay_record *r, char *err, size_t er
 
 	if (n)
 		memcpy(copy, text, n);
-	ret = rr_parse(copy, n, r, err, errlen);
+	ret = rdmig_rr_parse(copy, n, r, err, errlen);
 	free(copy);
 	return ret;
 }
 
 TEST(a_dynamic_record_plans_each_chunk_in_its_first_pass)
 {
-	struct replay_record r;
+	struct rdmig_replay_record r;
 	char err[512] = "";
 
 	CHECK_OK(parse(DYNAMIC, &r, err, sizeof(err)));
@@ -72,7 +72,7 @@ TEST(a_dynamic_record_plans_each_chunk_in_its_first_pass)
 	CHECK_EQ(r.blocks[0].send_phase[7], 4u);  /* never seen: the last pass */
 	CHECK_EQ(r.blocks[0].send_phase[63], 4u);
 	CHECK_EQ(r.blocks[1].send_phase[0], 3u);
-	rr_free(&r);
+	rdmig_rr_free(&r);
 }
 
 TEST(a_pin_all_record_sends_everything_in_the_last_pass)
@@ -83,7 +83,7 @@ TEST(a_pin_all_record_sends_everything_in_the_last_pass)
 				  "phase 1 registration offset=10 hook=10 t=0\n"
 				  "phase 2 registration offset=20 hook=20 t=0\n"
 				  "phase 3 ram_blocks_request offset=20 hook=20 t=0\n";
-	struct replay_record r;
+	struct rdmig_replay_record r;
 	char err[512] = "";
 	char *two_setups = strdup(rec);
 
@@ -96,7 +96,7 @@ TEST(a_pin_all_record_sends_everything_in_the_last_pass)
 	CHECK(r.pin_all);
 	for (uint32_t c = 0; c < 4; c++)
 		CHECK_EQ(r.blocks[0].send_phase[c], 2u);
-	rr_free(&r);
+	rdmig_rr_free(&r);
 	free(two_setups);
 }
 
@@ -107,7 +107,7 @@ static void refused(const char *from, const char *to, const char *want)
 	const char *at = strstr(DYNAMIC, from);
 	size_t n = strlen(DYNAMIC) + strlen(to) + 1;
 	char *text = malloc(n), err[512] = "";
-	struct replay_record r;
+	struct rdmig_replay_record r;
 
 	if (!at)
 		CHECK_FAIL_AT("'%s' is not in the record", from);
@@ -158,7 +158,7 @@ TEST(each_rule_refuses_what_breaks_it)
 
 TEST(empty_truncated_and_binary_records_are_refused)
 {
-	struct replay_record r;
+	struct rdmig_replay_record r;
 	char err[512] = "";
 	char nul[] = "rdmig-qemu-record 1\nmachine \0x\n";
 
@@ -167,15 +167,15 @@ TEST(empty_truncated_and_binary_records_are_refused)
 	for (size_t cut = 1; cut < strlen(DYNAMIC) - 1; cut += 7) {
 		char *text = malloc(cut);
 		memcpy(text, DYNAMIC, cut);
-		if (!rr_parse(text, cut, &r, err, sizeof(err))) {
+		if (!rdmig_rr_parse(text, cut, &r, err, sizeof(err))) {
 			/* only a cut after "end ok" leaves a whole record */
 			if (cut < (size_t)(strstr(DYNAMIC, "end ok") - DYNAMIC) + 6)
 				CHECK_FAIL_AT("a record cut at %zu bytes was accepted", cut);
-			rr_free(&r);
+			rdmig_rr_free(&r);
 		}
 		free(text);
 	}
-	CHECK_EQ(rr_parse(nul, sizeof(nul) - 1, &r, err, sizeof(err)), -1);
+	CHECK_EQ(rdmig_rr_parse(nul, sizeof(nul) - 1, &r, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "NUL byte");
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * stream_field.h - the byte handling both incremental stream parsers of
- * the tool share (imgstream.c for rdmig's own stream, qemu_stream.c for
- * QEMU's): integers are big-endian in both formats, and a field may arrive
+ * librdmig-stream share (imgstream.c for rdmig's own stream,
+ * qemu_stream.c for QEMU's): integers are big-endian in both formats, and a field may arrive
  * split across any number of pieces, so each parser collects the current
  * field in a buffer until it is whole.
  */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* imgstream.c - the image stream of rdmig send/recv (format: imgstream.h). */
+/* imgstream.c - the image stream of rdmig send/recv (format: rdmig/imgstream.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "imgstream.h"
+#include <rdmig/imgstream.h>
 #include "stream_field.h"
 
 /* Parser states, in stream order; each names the field being collected. */
@@ -23,11 +23,11 @@ static const char *const field_names[] = {
 	"record span count", "span digest", "block digest",
 };
 
-int imgs_check_name(const char *name, size_t len, uint32_t index, char *err, size_t errlen)
+int rdmig_imgs_check_name(const char *name, size_t len, uint32_t index, char *err, size_t errlen)
 {
-	if (len < 1 || len > IMGS_MAX_NAME) {
+	if (len < 1 || len > RDMIG_IMGS_MAX_NAME) {
 		snprintf(err, errlen, "block %u: name length %zu (must be 1 to %u)", index, len,
-			 IMGS_MAX_NAME);
+			 RDMIG_IMGS_MAX_NAME);
 		return -1;
 	}
 	for (size_t i = 0; i < len; i++) {
@@ -42,7 +42,7 @@ int imgs_check_name(const char *name, size_t len, uint32_t index, char *err, siz
 }
 
 /* The first block before `index` with the same name, or -1. */
-static long find_name(const struct imgs_block *blocks, uint32_t index, const char *name)
+static long find_name(const struct rdmig_imgs_block *blocks, uint32_t index, const char *name)
 {
 	for (uint32_t i = 0; i < index; i++)
 		if (!strcmp(blocks[i].name, name))
@@ -50,17 +50,17 @@ static long find_name(const struct imgs_block *blocks, uint32_t index, const cha
 	return -1;
 }
 
-uint64_t imgs_spans(uint64_t length, uint32_t span_shift)
+uint64_t rdmig_imgs_spans(uint64_t length, uint32_t span_shift)
 {
 	return (length >> span_shift) + ((length & ((1ull << span_shift) - 1)) != 0);
 }
 
-uint64_t imgs_landed_bytes(const struct imgs_parser *p)
+uint64_t rdmig_imgs_landed_bytes(const struct rdmig_imgs_parser *p)
 {
 	uint64_t bytes = 0;
 
 	for (uint32_t i = 0; p->blocks && i < p->count; i++) {
-		const struct imgs_block *b = &p->blocks[i];
+		const struct rdmig_imgs_block *b = &p->blocks[i];
 		uint64_t spans;
 
 		if (p->spans_known <= b->first_span)
@@ -76,36 +76,37 @@ uint64_t imgs_landed_bytes(const struct imgs_parser *p)
 	return bytes;
 }
 
-static int check_params(const struct imgs_params *prm, char *err, size_t errlen)
+static int check_params(const struct rdmig_imgs_params *prm, char *err, size_t errlen)
 {
-	if (!digest_name(prm->digest)) {
+	if (!rdmig_digest_name(prm->digest)) {
 		snprintf(err, errlen, "digest %u is unknown (0 off, 1 xxh3-128, 2 sha256)",
 			 prm->digest);
 		return -1;
 	}
-	if (prm->span_shift < IMGS_MIN_SHIFT || prm->span_shift > IMGS_MAX_SHIFT ||
-	    prm->chunk_shift < IMGS_MIN_SHIFT || prm->chunk_shift > IMGS_MAX_SHIFT) {
+	if (prm->span_shift < RDMIG_IMGS_MIN_SHIFT || prm->span_shift > RDMIG_IMGS_MAX_SHIFT ||
+	    prm->chunk_shift < RDMIG_IMGS_MIN_SHIFT || prm->chunk_shift > RDMIG_IMGS_MAX_SHIFT) {
 		snprintf(err, errlen, "span 2^%u and chunk 2^%u bytes (each must be 2^%u to 2^%u)",
-			 prm->span_shift, prm->chunk_shift, IMGS_MIN_SHIFT, IMGS_MAX_SHIFT);
+			 prm->span_shift, prm->chunk_shift, RDMIG_IMGS_MIN_SHIFT,
+			 RDMIG_IMGS_MAX_SHIFT);
 		return -1;
 	}
 	return 0;
 }
 
 /* Check the blocks of a header to be encoded; the bytes it will take. */
-static int check_blocks(const struct imgs_block *blocks, uint32_t n, size_t *size, char *err,
+static int check_blocks(const struct rdmig_imgs_block *blocks, uint32_t n, size_t *size, char *err,
 			size_t errlen)
 {
 	uint64_t total = 0;
 
-	if (n < 1 || n > IMGS_MAX_BLOCKS) {
-		snprintf(err, errlen, "%u blocks (must be 1 to %u)", n, IMGS_MAX_BLOCKS);
+	if (n < 1 || n > RDMIG_IMGS_MAX_BLOCKS) {
+		snprintf(err, errlen, "%u blocks (must be 1 to %u)", n, RDMIG_IMGS_MAX_BLOCKS);
 		return -1;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		size_t len = strnlen(blocks[i].name, sizeof(blocks[i].name));
 		long dup;
-		if (imgs_check_name(blocks[i].name, len, i, err, errlen))
+		if (rdmig_imgs_check_name(blocks[i].name, len, i, err, errlen))
 			return -1;
 		if ((dup = find_name(blocks, i, blocks[i].name)) >= 0) {
 			snprintf(err, errlen, "blocks %ld and %u are both named '%s' (names must be "
@@ -134,8 +135,8 @@ static int alloc_out(size_t size, const char *what, uint8_t **out, size_t *outle
 	return 0;
 }
 
-int imgs_encode_header(const struct imgs_params *prm, struct imgs_block *blocks, uint32_t n,
-		       uint8_t **out, size_t *outlen, char *err, size_t errlen)
+int rdmig_imgs_encode_header(const struct rdmig_imgs_params *prm, struct rdmig_imgs_block *blocks,
+			     uint32_t n, uint8_t **out, size_t *outlen, char *err, size_t errlen)
 {
 	size_t size = 16;
 	uint64_t span = 0;
@@ -144,8 +145,8 @@ int imgs_encode_header(const struct imgs_params *prm, struct imgs_block *blocks,
 	if (check_params(prm, err, errlen) || check_blocks(blocks, n, &size, err, errlen) ||
 	    alloc_out(size, "header", out, outlen, err, errlen))
 		return -1;
-	p = sf_put_be(*out, IMGS_HEADER_MAGIC, 4);
-	p = sf_put_be(p, IMGS_VERSION, 4);
+	p = sf_put_be(*out, RDMIG_IMGS_HEADER_MAGIC, 4);
+	p = sf_put_be(p, RDMIG_IMGS_VERSION, 4);
 	p = sf_put_be(p, n, 4);
 	*p++ = (uint8_t)prm->digest;
 	*p++ = (uint8_t)prm->span_shift;
@@ -157,27 +158,28 @@ int imgs_encode_header(const struct imgs_params *prm, struct imgs_block *blocks,
 		memcpy(p, blocks[i].name, len);
 		p = sf_put_be(p + len, blocks[i].length, 8);
 		blocks[i].first_span = span;
-		blocks[i].nspans = (uint32_t)imgs_spans(blocks[i].length, prm->span_shift);
+		blocks[i].nspans = (uint32_t)rdmig_imgs_spans(blocks[i].length, prm->span_shift);
 		span += blocks[i].nspans;
 	}
 	return 0;
 }
 
-int imgs_encode_record(uint32_t alg, uint32_t block, uint32_t first, uint32_t n,
-		       const uint8_t *digests, uint8_t **out, size_t *outlen, char *err,
-		       size_t errlen)
+int rdmig_imgs_encode_record(uint32_t alg, uint32_t block, uint32_t first, uint32_t n,
+			     const uint8_t *digests, uint8_t **out, size_t *outlen, char *err,
+			     size_t errlen)
 {
-	size_t dsize = digest_size(alg);
+	size_t dsize = rdmig_digest_size(alg);
 	uint8_t *p;
 
-	if (!digest_name(alg) || n < 1 || n > IMGS_MAX_RECORD_SPANS) {
+	if (!rdmig_digest_name(alg) || n < 1 || n > RDMIG_IMGS_MAX_RECORD_SPANS) {
 		snprintf(err, errlen, "a record of %u %s digests (must be 1 to %u)", n,
-			 digest_name(alg) ? digest_name(alg) : "unknown", IMGS_MAX_RECORD_SPANS);
+			 rdmig_digest_name(alg) ? rdmig_digest_name(alg) : "unknown",
+			 RDMIG_IMGS_MAX_RECORD_SPANS);
 		return -1;
 	}
 	if (alloc_out(16 + n * dsize, "record", out, outlen, err, errlen))
 		return -1;
-	p = sf_put_be(*out, IMGS_DIGEST_MAGIC, 4);
+	p = sf_put_be(*out, RDMIG_IMGS_DIGEST_MAGIC, 4);
 	p = sf_put_be(p, block, 4);
 	p = sf_put_be(p, first, 4);
 	p = sf_put_be(p, n, 4);
@@ -186,35 +188,36 @@ int imgs_encode_record(uint32_t alg, uint32_t block, uint32_t first, uint32_t n,
 	return 0;
 }
 
-int imgs_encode_trailer(uint32_t alg, const struct imgs_block *blocks, uint32_t n,
-			uint8_t **out, size_t *outlen, char *err, size_t errlen)
+int rdmig_imgs_encode_trailer(uint32_t alg, const struct rdmig_imgs_block *blocks, uint32_t n,
+			      uint8_t **out, size_t *outlen, char *err, size_t errlen)
 {
-	size_t dsize = digest_size(alg);
+	size_t dsize = rdmig_digest_size(alg);
 	uint8_t *p;
 
-	if (n < 1 || n > IMGS_MAX_BLOCKS) {
-		snprintf(err, errlen, "%u blocks (must be 1 to %u)", n, IMGS_MAX_BLOCKS);
+	if (n < 1 || n > RDMIG_IMGS_MAX_BLOCKS) {
+		snprintf(err, errlen, "%u blocks (must be 1 to %u)", n, RDMIG_IMGS_MAX_BLOCKS);
 		return -1;
 	}
 	if (alloc_out(4 + (size_t)n * dsize, "trailer", out, outlen, err, errlen))
 		return -1;
-	p = sf_put_be(*out, IMGS_TRAILER_MAGIC, 4);
+	p = sf_put_be(*out, RDMIG_IMGS_TRAILER_MAGIC, 4);
 	for (uint32_t i = 0; i < n; i++, p += dsize)
 		memcpy(p, blocks[i].digest, dsize);
 	return 0;
 }
 
-void imgs_block_digest(uint32_t alg, const uint8_t *span_digests, uint32_t n,
-		       uint8_t out[DIGEST_MAX])
+void rdmig_imgs_block_digest(uint32_t alg, const uint8_t *span_digests, uint32_t n,
+			     uint8_t out[RDMIG_DIGEST_MAX])
 {
 	static const uint8_t nothing;
 
-	digest_compute(alg, n ? span_digests : &nothing, (size_t)n * digest_size(alg), out);
+	rdmig_digest_compute(alg, n ? span_digests : &nothing, (size_t)n * rdmig_digest_size(alg),
+			     out);
 }
 
 /* ------------------------------------------------------------- parser -- */
 
-static void expect(struct imgs_parser *p, int state, size_t need)
+static void expect(struct rdmig_imgs_parser *p, int state, size_t need)
 {
 	p->state = state;
 	p->need = need;
@@ -222,7 +225,7 @@ static void expect(struct imgs_parser *p, int state, size_t need)
 }
 
 __attribute__((format(printf, 2, 3)))
-static int fail(struct imgs_parser *p, const char *fmt, ...)
+static int fail(struct rdmig_imgs_parser *p, const char *fmt, ...)
 {
 	char msg[256];
 	va_list ap;
@@ -238,14 +241,14 @@ static int fail(struct imgs_parser *p, const char *fmt, ...)
 	return -1;
 }
 
-void imgs_parser_init(struct imgs_parser *p, uint64_t max_total)
+void rdmig_imgs_parser_init(struct rdmig_imgs_parser *p, uint64_t max_total)
 {
 	memset(p, 0, sizeof(*p));
 	p->limit = max_total;
 	expect(p, S_MAGIC, 4);
 }
 
-void imgs_parser_free(struct imgs_parser *p)
+void rdmig_imgs_parser_free(struct rdmig_imgs_parser *p)
 {
 	free(p->blocks);
 	free(p->span_digests);
@@ -253,16 +256,16 @@ void imgs_parser_free(struct imgs_parser *p)
 	p->span_digests = NULL;
 }
 
-static int magic_fail(struct imgs_parser *p, uint64_t v, uint32_t want)
+static int magic_fail(struct rdmig_imgs_parser *p, uint64_t v, uint32_t want)
 {
 	return fail(p, "0x%08llx, expected 0x%08x (\"%c%c%c%c\")", (unsigned long long)v, want,
 		    (char)(want >> 24), (char)(want >> 16), (char)(want >> 8), (char)want);
 }
 
 /* A block's length is complete: bound the running total. */
-static int add_length(struct imgs_parser *p, uint64_t len)
+static int add_length(struct rdmig_imgs_parser *p, uint64_t len)
 {
-	struct imgs_block *b = &p->blocks[p->index];
+	struct rdmig_imgs_block *b = &p->blocks[p->index];
 
 	/* total <= limit always holds, so limit - total cannot wrap */
 	if (len > p->limit - p->total && (p->over_limit = 1))
@@ -275,27 +278,29 @@ static int add_length(struct imgs_parser *p, uint64_t len)
 	return 0;
 }
 
-static int version_fail(struct imgs_parser *p, uint64_t v)
+static int version_fail(struct rdmig_imgs_parser *p, uint64_t v)
 {
 	if (v == 1)
-		return fail(p, "version 1 comes from an older rdmig, and this rdmig reads version "
+		return fail(p,
+			    "version 1 comes from an older rdmig, and this rdmig reads version "
 			    "%u only (version 1 checked one SHA-256 per block after the transfer, "
 			    "version 2 checks span digests as the data lands): run the same rdmig "
-			    "release on both ends", IMGS_VERSION);
+			    "release on both ends",
+			    RDMIG_IMGS_VERSION);
 	return fail(p, "version %llu is not supported (this rdmig reads version %u)",
-		    (unsigned long long)v, IMGS_VERSION);
+		    (unsigned long long)v, RDMIG_IMGS_VERSION);
 }
 
-static int params_done(struct imgs_parser *p)
+static int params_done(struct rdmig_imgs_parser *p)
 {
 	char why[160];
 
-	p->prm = (struct imgs_params){p->acc[0], p->acc[1], p->acc[2]};
+	p->prm = (struct rdmig_imgs_params){p->acc[0], p->acc[1], p->acc[2]};
 	if (check_params(&p->prm, why, sizeof(why)))
 		return fail(p, "%s", why);
 	if (p->acc[3])
 		return fail(p, "reserved byte is 0x%02x (must be 0)", p->acc[3]);
-	p->dsize = digest_size(p->prm.digest);
+	p->dsize = rdmig_digest_size(p->prm.digest);
 	p->chunk_size = 1u << p->prm.chunk_shift;
 	expect(p, S_NAMELEN, 2);
 	return 0;
@@ -303,11 +308,12 @@ static int params_done(struct imgs_parser *p)
 
 /* The last block's length is in: number the spans, make room for their
  * digests, and look for the first record (or the trailer). */
-static int header_done(struct imgs_parser *p)
+static int header_done(struct rdmig_imgs_parser *p)
 {
 	for (uint32_t i = 0; i < p->count; i++) {
 		p->blocks[i].first_span = p->spans_total;
-		p->blocks[i].nspans = (uint32_t)imgs_spans(p->blocks[i].length, p->prm.span_shift);
+		p->blocks[i].nspans =
+		    (uint32_t)rdmig_imgs_spans(p->blocks[i].length, p->prm.span_shift);
 		p->spans_total += p->blocks[i].nspans;
 	}
 	if (p->dsize && !(p->span_digests = calloc(p->spans_total ? p->spans_total : 1, p->dsize)))
@@ -315,11 +321,11 @@ static int header_done(struct imgs_parser *p)
 			    (unsigned long long)p->spans_total);
 	p->index = 0;
 	expect(p, S_RMAGIC, 4);
-	return IMGS_EV_HEADER;
+	return RDMIG_IMGS_EV_HEADER;
 }
 
 /* The block whose span is due next (the first with spans still unknown). */
-static uint32_t due_block(const struct imgs_parser *p)
+static uint32_t due_block(const struct rdmig_imgs_parser *p)
 {
 	uint32_t b = p->index;
 
@@ -328,19 +334,20 @@ static uint32_t due_block(const struct imgs_parser *p)
 	return b;
 }
 
-static int rmagic_done(struct imgs_parser *p, uint64_t v)
+static int rmagic_done(struct rdmig_imgs_parser *p, uint64_t v)
 {
 	uint32_t b = due_block(p);
 
-	if (v == IMGS_DIGEST_MAGIC) {
+	if (v == RDMIG_IMGS_DIGEST_MAGIC) {
 		if (b >= p->count)
 			return fail(p, "a digest record after the records of every span");
 		expect(p, S_RBLOCK, 4);
 		return 0;
 	}
-	if (v != IMGS_TRAILER_MAGIC)
+	if (v != RDMIG_IMGS_TRAILER_MAGIC)
 		return fail(p, "0x%08llx, expected 0x%08x (\"RMID\") or 0x%08x (\"RMIT\")",
-			    (unsigned long long)v, IMGS_DIGEST_MAGIC, IMGS_TRAILER_MAGIC);
+			    (unsigned long long)v, RDMIG_IMGS_DIGEST_MAGIC,
+			    RDMIG_IMGS_TRAILER_MAGIC);
 	if (b < p->count)
 		return fail(p, "the trailer came before the record of span %llu of block %u '%s'",
 			    (unsigned long long)(p->spans_known - p->blocks[b].first_span), b,
@@ -348,7 +355,7 @@ static int rmagic_done(struct imgs_parser *p, uint64_t v)
 	p->index = 0;
 	if (!p->dsize) {
 		expect(p, S_DONE, 0);
-		return IMGS_EV_TRAILER;
+		return RDMIG_IMGS_EV_TRAILER;
 	}
 	expect(p, S_TDIGEST, p->dsize);
 	return 0;
@@ -356,10 +363,10 @@ static int rmagic_done(struct imgs_parser *p, uint64_t v)
 
 /* A record's block, first span and count must go on exactly where the
  * previous record stopped, within one block. */
-static int record_field_done(struct imgs_parser *p, uint64_t v)
+static int record_field_done(struct rdmig_imgs_parser *p, uint64_t v)
 {
 	uint32_t b = due_block(p);
-	const struct imgs_block *due = &p->blocks[b];
+	const struct rdmig_imgs_block *due = &p->blocks[b];
 	uint64_t at = p->spans_known - due->first_span;
 
 	switch (p->state) {
@@ -376,22 +383,22 @@ static int record_field_done(struct imgs_parser *p, uint64_t v)
 		expect(p, S_RCOUNT, 4);
 		return 0;
 	}
-	if (v < 1 || v > IMGS_MAX_RECORD_SPANS || v > due->nspans - at)
+	if (v < 1 || v > RDMIG_IMGS_MAX_RECORD_SPANS || v > due->nspans - at)
 		return fail(p, "%llu spans (1 to %u, and block %u has %llu left from span %llu)",
-			    (unsigned long long)v, IMGS_MAX_RECORD_SPANS, b,
+			    (unsigned long long)v, RDMIG_IMGS_MAX_RECORD_SPANS, b,
 			    (unsigned long long)(due->nspans - at), (unsigned long long)at);
 	p->rec_left = (uint32_t)v;
 	if (!p->dsize) { /* the digest is off: the record only says they landed */
 		p->spans_known += v;
 		p->index = due_block(p);
 		expect(p, S_RMAGIC, 4);
-		return IMGS_EV_SPANS;
+		return RDMIG_IMGS_EV_SPANS;
 	}
 	expect(p, S_RDIGEST, p->dsize);
 	return 0;
 }
 
-static int span_digest_done(struct imgs_parser *p)
+static int span_digest_done(struct rdmig_imgs_parser *p)
 {
 	memcpy(p->span_digests + p->spans_known * p->dsize, p->acc, p->dsize);
 	p->spans_known++;
@@ -400,10 +407,10 @@ static int span_digest_done(struct imgs_parser *p)
 		expect(p, S_RDIGEST, p->dsize);
 	else
 		expect(p, S_RMAGIC, 4);
-	return IMGS_EV_SPANS;
+	return RDMIG_IMGS_EV_SPANS;
 }
 
-static int block_digest_done(struct imgs_parser *p)
+static int block_digest_done(struct rdmig_imgs_parser *p)
 {
 	memcpy(p->blocks[p->index].digest, p->acc, p->dsize);
 	if (++p->index < p->count) {
@@ -411,31 +418,31 @@ static int block_digest_done(struct imgs_parser *p)
 		return 0;
 	}
 	expect(p, S_DONE, 0);
-	return IMGS_EV_TRAILER;
+	return RDMIG_IMGS_EV_TRAILER;
 }
 
 /* The current field (p->need bytes in p->acc) is complete: check it and
- * move on.  Returns IMGS_EV_* bits, or -1. */
-static int field_done(struct imgs_parser *p)
+ * move on.  Returns RDMIG_IMGS_EV_* bits, or -1. */
+static int field_done(struct rdmig_imgs_parser *p)
 {
 	uint64_t v = sf_get_be(p->acc, p->need < 8 ? p->need : 8);
-	struct imgs_block *b = p->blocks ? &p->blocks[p->index] : NULL;
+	struct rdmig_imgs_block *b = p->blocks ? &p->blocks[p->index] : NULL;
 
 	switch (p->state) {
 	case S_MAGIC:
-		if (v != IMGS_HEADER_MAGIC)
-			return magic_fail(p, v, IMGS_HEADER_MAGIC);
+		if (v != RDMIG_IMGS_HEADER_MAGIC)
+			return magic_fail(p, v, RDMIG_IMGS_HEADER_MAGIC);
 		expect(p, S_VERSION, 4);
 		return 0;
 	case S_VERSION:
-		if (v != IMGS_VERSION)
+		if (v != RDMIG_IMGS_VERSION)
 			return version_fail(p, v);
 		expect(p, S_COUNT, 4);
 		return 0;
 	case S_COUNT:
-		if (v < 1 || v > IMGS_MAX_BLOCKS)
+		if (v < 1 || v > RDMIG_IMGS_MAX_BLOCKS)
 			return fail(p, "%llu blocks (must be 1 to %u)", (unsigned long long)v,
-				    IMGS_MAX_BLOCKS);
+				    RDMIG_IMGS_MAX_BLOCKS);
 		if (!(p->blocks = calloc(v, sizeof(*p->blocks))))
 			return fail(p, "out of memory for %llu block descriptions",
 				    (unsigned long long)v);
@@ -445,15 +452,16 @@ static int field_done(struct imgs_parser *p)
 	case S_PARAMS:
 		return params_done(p);
 	case S_NAMELEN:
-		if (v < 1 || v > IMGS_MAX_NAME)
+		if (v < 1 || v > RDMIG_IMGS_MAX_NAME)
 			return fail(p, "block %u: name length %llu (must be 1 to %u)", p->index,
-				    (unsigned long long)v, IMGS_MAX_NAME);
+				    (unsigned long long)v, RDMIG_IMGS_MAX_NAME);
 		expect(p, S_NAME, (size_t)v);
 		return 0;
 	case S_NAME: {
 		char why[128];
 		long dup;
-		if (imgs_check_name((const char *)p->acc, p->need, p->index, why, sizeof(why)))
+		if (rdmig_imgs_check_name((const char *)p->acc, p->need, p->index, why,
+					  sizeof(why)))
 			return fail(p, "%s", why);
 		memcpy(b->name, p->acc, p->need);
 		b->name[p->need] = '\0';
@@ -484,7 +492,7 @@ static int field_done(struct imgs_parser *p)
 	return fail(p, "internal: state %d", p->state);
 }
 
-int imgs_feed(struct imgs_parser *p, const void *data, size_t len)
+int rdmig_imgs_feed(struct rdmig_imgs_parser *p, const void *data, size_t len)
 {
 	const uint8_t *in = data;
 	int events = 0;
@@ -511,7 +519,7 @@ int imgs_feed(struct imgs_parser *p, const void *data, size_t len)
 	return events;
 }
 
-int imgs_finish(struct imgs_parser *p)
+int rdmig_imgs_finish(struct rdmig_imgs_parser *p)
 {
 	char where[48] = "";
 
@@ -529,17 +537,17 @@ int imgs_finish(struct imgs_parser *p)
 	return -1;
 }
 
-int imgs_header_done(const struct imgs_parser *p)
+int rdmig_imgs_header_done(const struct rdmig_imgs_parser *p)
 {
-	return (p->seen & IMGS_EV_HEADER) != 0;
+	return (p->seen & RDMIG_IMGS_EV_HEADER) != 0;
 }
 
-int imgs_trailer_done(const struct imgs_parser *p)
+int rdmig_imgs_trailer_done(const struct rdmig_imgs_parser *p)
 {
-	return (p->seen & IMGS_EV_TRAILER) != 0;
+	return (p->seen & RDMIG_IMGS_EV_TRAILER) != 0;
 }
 
-const char *imgs_errmsg(const struct imgs_parser *p)
+const char *rdmig_imgs_errmsg(const struct rdmig_imgs_parser *p)
 {
 	return p->err;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * replay_record.c - parse `rdmig recv --qemu`'s record.txt and plan which
- * registration pass sends each chunk (see replay_record.h).
+ * registration pass sends each chunk (see rdmig/qemu.h).
  *
  * The record is read line by line; every line kind has a fixed first word.
  * Values are "key=value" tokens separated by single spaces, except name=,
@@ -9,7 +9,7 @@
  * the record drives network traffic into a real QEMU, so anything it does
  * not understand is an error rather than a guess.
  */
-#include "replay_record.h"
+#include <rdmig/qemu.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -22,7 +22,7 @@
 #define NO_PHASE UINT32_MAX
 
 struct parser {
-	struct replay_record *r;
+	struct rdmig_replay_record *r;
 	unsigned line;
 	uint32_t blocks_announced;
 	bool have_header, have_blocks, have_stream, ended;
@@ -157,7 +157,7 @@ static int on_blocks(struct parser *p, const char *line)
 
 	if (p->have_blocks)
 		return perr(p, "a second 'blocks' line");
-	if (index_word(p, line, RR_MAX_BLOCKS + 1, &n))
+	if (index_word(p, line, RDMIG_RR_MAX_BLOCKS + 1, &n))
 		return -1;
 	if (!n)
 		return perr(p, "a record without RAM blocks");
@@ -181,7 +181,7 @@ static int on_block(struct parser *p, const char *line)
 	uint64_t len, chunks;
 	uint32_t i;
 	const char *name = strstr(line, " name=");
-	struct rr_block b = {0};
+	struct rdmig_rr_block b = {0};
 
 	if (!p->have_blocks)
 		return perr(p, "'block' before 'blocks'");
@@ -189,7 +189,7 @@ static int on_block(struct parser *p, const char *line)
 		return -1;
 	if (i != p->r->nblocks)
 		return perr(p, "block %u where block %u was due", i, p->r->nblocks);
-	if (num_field(p, line, "length", RR_MAX_BLOCK_BYTES, &len) ||
+	if (num_field(p, line, "length", RDMIG_RR_MAX_BLOCK_BYTES, &len) ||
 	    num_field(p, line, "chunks", UINT32_MAX, &chunks))
 		return -1;
 	if (chunks != (len + (1ull << CHUNK_SHIFT) - 1) >> CHUNK_SHIFT)
@@ -219,13 +219,13 @@ static int on_block(struct parser *p, const char *line)
 
 static int on_phase(struct parser *p, const char *line)
 {
-	struct replay_record *r = p->r;
-	struct rr_phase *ph;
+	struct rdmig_replay_record *r = p->r;
+	struct rdmig_rr_phase *ph;
 	uint32_t k;
 	uint64_t off;
 	bool ram_blocks = strstr(line, " ram_blocks_request ") != NULL;
 
-	if (index_word(p, line, RR_MAX_PHASES, &k))
+	if (index_word(p, line, RDMIG_RR_MAX_PHASES, &k))
 		return -1;
 	if (k != r->nphases)
 		return perr(p, "phase %u where phase %u was due", k, r->nphases);
@@ -246,14 +246,15 @@ static int on_phase(struct parser *p, const char *line)
 			return perr(p, "out of memory");
 		r->phases = ph;
 	}
-	r->phases[k] = (struct rr_phase){ram_blocks, off};
+	r->phases[k] = (struct rdmig_rr_phase){ram_blocks, off};
 	r->nphases++;
 	return 0;
 }
 
 /* "-" or "N,N-M,..." chunk ranges of block b (n bytes at s): mark them
  * sent in phase k unless an earlier phase already sends them. */
-static int mark_ranges(struct parser *p, struct rr_block *b, const char *s, size_t n, uint32_t k)
+static int mark_ranges(struct parser *p, struct rdmig_rr_block *b, const char *s, size_t n,
+		       uint32_t k)
 {
 	const char *stop = s + n;
 
@@ -357,7 +358,7 @@ static int on_line(struct parser *p, const char *line)
 
 /* ------------------------------------------------------- the whole -- */
 
-static int check_complete(struct parser *p, struct replay_record *r)
+static int check_complete(struct parser *p, struct rdmig_replay_record *r)
 {
 	uint32_t last = NO_PHASE;
 
@@ -385,16 +386,17 @@ static int check_complete(struct parser *p, struct replay_record *r)
 	return 0;
 }
 
-int rr_parse(const char *text, size_t len, struct replay_record *r, char *err, size_t errlen)
+int rdmig_rr_parse(const char *text, size_t len, struct rdmig_replay_record *r, char *err,
+		   size_t errlen)
 {
 	struct parser p = {.r = r, .err = err, .errlen = errlen};
 	char *buf, *line, *save = NULL;
 	int ret = 0;
 
 	memset(r, 0, sizeof(*r));
-	if (len > RR_MAX_RECORD_BYTES) {
+	if (len > RDMIG_RR_MAX_RECORD_BYTES) {
 		snprintf(err, errlen, "the record has %zu bytes, more than %u", len,
-			 RR_MAX_RECORD_BYTES);
+			 RDMIG_RR_MAX_RECORD_BYTES);
 		return -1;
 	}
 	if (memchr(text, '\0', len)) {
@@ -416,11 +418,11 @@ int rr_parse(const char *text, size_t len, struct replay_record *r, char *err, s
 		ret = check_complete(&p, r);
 	free(buf);
 	if (ret)
-		rr_free(r);
+		rdmig_rr_free(r);
 	return ret;
 }
 
-void rr_free(struct replay_record *r)
+void rdmig_rr_free(struct rdmig_replay_record *r)
 {
 	for (uint32_t i = 0; r->blocks && i < r->nblocks; i++) {
 		free(r->blocks[i].name);

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* hash_pool.c - span digests on a pool of threads (see hash_pool.h). */
+/* hash_pool.c - span digests on a pool of threads (rdmig/imgstream.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
-#include "hash_pool.h"
-#include "mono_clock.h"
+#include <rdmig.h>
+#include <rdmig/imgstream.h>
 
 #define MAX_THREADS 8
 
-struct hash_pool {
-	enum digest_alg alg;
-	struct hash_job *jobs;
+struct rdmig_hash_pool {
+	enum rdmig_digest_alg alg;
+	struct rdmig_hash_job *jobs;
 	size_t njobs;
 	pthread_mutex_t lock;
 	pthread_cond_t work;   /* released grew, or stop */
@@ -24,13 +24,13 @@ struct hash_pool {
 	bool *finished;        /* per job */
 	bool stop, draining;
 	double busy;           /* seconds hashed, all threads */
-	hash_after_fn after;
+	rdmig_hash_after_fn after;
 	void *after_ctx;
 	unsigned nthreads;
 	pthread_t tids[MAX_THREADS];
 };
 
-unsigned hash_pool_default_threads(void)
+unsigned rdmig_hash_pool_default_threads(void)
 {
 	const char *env = getenv("RDMIG_HASH_THREADS");
 	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
@@ -39,7 +39,7 @@ unsigned hash_pool_default_threads(void)
 }
 
 /* The next job to run, or SIZE_MAX when the thread should exit. */
-static size_t take_job(struct hash_pool *p)
+static size_t take_job(struct rdmig_hash_pool *p)
 {
 	size_t i = SIZE_MAX;
 
@@ -52,7 +52,7 @@ static size_t take_job(struct hash_pool *p)
 	return i;
 }
 
-static void job_done(struct hash_pool *p, size_t i, double seconds)
+static void job_done(struct rdmig_hash_pool *p, size_t i, double seconds)
 {
 	pthread_mutex_lock(&p->lock);
 	p->finished[i] = true;
@@ -65,21 +65,21 @@ static void job_done(struct hash_pool *p, size_t i, double seconds)
 
 static void *worker(void *arg)
 {
-	struct hash_pool *p = arg;
+	struct rdmig_hash_pool *p = arg;
 	size_t i;
 
 	while ((i = take_job(p)) != SIZE_MAX) {
-		struct hash_job *j = &p->jobs[i];
-		double t0 = mono_now();
-		digest_compute(p->alg, j->p, (size_t)j->len, j->out);
+		struct rdmig_hash_job *j = &p->jobs[i];
+		double t0 = rdmig_monotonic_seconds();
+		rdmig_digest_compute(p->alg, j->p, (size_t)j->len, j->out);
 		if (p->after)
 			p->after(p->after_ctx, j);
-		job_done(p, i, mono_now() - t0);
+		job_done(p, i, rdmig_monotonic_seconds() - t0);
 	}
 	return NULL;
 }
 
-static void pool_free(struct hash_pool *p)
+static void pool_free(struct rdmig_hash_pool *p)
 {
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->work);
@@ -90,7 +90,7 @@ static void pool_free(struct hash_pool *p)
 
 /* Start the threads with SIGINT and SIGTERM blocked (they inherit the
  * mask); 0 when at least one runs. */
-static int start_threads(struct hash_pool *p, unsigned want)
+static int start_threads(struct rdmig_hash_pool *p, unsigned want)
 {
 	sigset_t block, old;
 	int ret = 0;
@@ -107,10 +107,10 @@ static int start_threads(struct hash_pool *p, unsigned want)
 	return p->nthreads ? 0 : -1;
 }
 
-int hash_pool_start(enum digest_alg alg, unsigned threads, struct hash_job *jobs, size_t njobs,
-		    struct hash_pool **out)
+int rdmig_hash_pool_start(enum rdmig_digest_alg alg, unsigned threads, struct rdmig_hash_job *jobs,
+			  size_t njobs, struct rdmig_hash_pool **out)
 {
-	struct hash_pool *p = calloc(1, sizeof(*p));
+	struct rdmig_hash_pool *p = calloc(1, sizeof(*p));
 
 	*out = NULL;
 	if (!p || !(p->finished = calloc(njobs ? njobs : 1, sizeof(bool)))) {
@@ -125,7 +125,7 @@ int hash_pool_start(enum digest_alg alg, unsigned threads, struct hash_job *jobs
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->done, NULL);
 	if (!threads)
-		threads = hash_pool_default_threads();
+		threads = rdmig_hash_pool_default_threads();
 	if (start_threads(p, threads > MAX_THREADS ? MAX_THREADS : threads)) {
 		pool_free(p);
 		return -1;
@@ -134,12 +134,12 @@ int hash_pool_start(enum digest_alg alg, unsigned threads, struct hash_job *jobs
 	return 0;
 }
 
-unsigned hash_pool_threads(const struct hash_pool *p)
+unsigned rdmig_hash_pool_threads(const struct rdmig_hash_pool *p)
 {
 	return p ? p->nthreads : 0;
 }
 
-void hash_pool_set_after(struct hash_pool *p, hash_after_fn after, void *ctx)
+void rdmig_hash_pool_set_after(struct rdmig_hash_pool *p, rdmig_hash_after_fn after, void *ctx)
 {
 	pthread_mutex_lock(&p->lock);
 	p->after = after;
@@ -147,7 +147,7 @@ void hash_pool_set_after(struct hash_pool *p, hash_after_fn after, void *ctx)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void hash_pool_release(struct hash_pool *p, size_t upto)
+void rdmig_hash_pool_release(struct rdmig_hash_pool *p, size_t upto)
 {
 	pthread_mutex_lock(&p->lock);
 	if (upto > p->njobs)
@@ -159,7 +159,7 @@ void hash_pool_release(struct hash_pool *p, size_t upto)
 	pthread_mutex_unlock(&p->lock);
 }
 
-size_t hash_pool_done(struct hash_pool *p)
+size_t rdmig_hash_pool_done(struct rdmig_hash_pool *p)
 {
 	size_t n;
 
@@ -169,7 +169,7 @@ size_t hash_pool_done(struct hash_pool *p)
 	return n;
 }
 
-bool hash_pool_wait(struct hash_pool *p, size_t upto, double timeout_s)
+bool rdmig_hash_pool_wait(struct rdmig_hash_pool *p, size_t upto, double timeout_s)
 {
 	struct timespec until;
 	bool ok;
@@ -190,7 +190,7 @@ bool hash_pool_wait(struct hash_pool *p, size_t upto, double timeout_s)
 	return ok;
 }
 
-double hash_pool_finish(struct hash_pool *p, bool stop)
+double rdmig_hash_pool_finish(struct rdmig_hash_pool *p, bool stop)
 {
 	double busy;
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* imgs_file_names.c - safe, distinct file names for received blocks
- * (imgs_file_names.h). */
+ * (rdmig/imgstream.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "imgs_file_names.h"
+#include <rdmig/imgstream.h>
 
 static int is_safe(unsigned char ch)
 {
@@ -16,7 +16,7 @@ static void safe_stem(const char *name, char *out)
 {
 	size_t n = 0;
 
-	for (; name[n] && n < IMGS_FILE_STEM; n++)
+	for (; name[n] && n < RDMIG_IMGS_FILE_STEM; n++)
 		out[n] = is_safe((unsigned char)name[n]) ? name[n] : '_';
 	out[n] = '\0';
 	if (!strcmp(out, "."))
@@ -29,7 +29,7 @@ static void safe_stem(const char *name, char *out)
 
 /*
  * A set of strings (and a number per string), open addressing, for
- * imgs_file_names: comparing each candidate name with every name chosen so
+ * rdmig_imgs_file_names: comparing each candidate name with every name chosen so
  * far made 4096 names sharing a 200-byte stem cost cubic time (over a
  * minute).  The table holds pointers; the caller owns the strings.
  */
@@ -70,15 +70,15 @@ static size_t name_set_slot(const struct name_set *s, const char *key)
 	return i;
 }
 
-int imgs_file_names(const struct imgs_block *blocks, uint32_t n, const char *suffix,
-		    char (*out)[IMGS_FILE_NAME])
+int rdmig_imgs_file_names(const struct rdmig_imgs_block *blocks, uint32_t n, const char *suffix,
+			  char (*out)[RDMIG_IMGS_FILE_NAME])
 {
 	/* the stems chosen so far (a candidate must not be any of them, so a
 	 * renamed "a-2" cannot collide with a block named "a-2"), and per
 	 * base the last suffix number tried: the numbers below it were all
 	 * taken and stay taken, so the search goes on from there */
-	char (*stems)[IMGS_FILE_STEM + 16] = calloc(n ? n : 1, sizeof(*stems));
-	char (*bases)[IMGS_FILE_STEM + 1] = calloc(n ? n : 1, sizeof(*bases));
+	char (*stems)[RDMIG_IMGS_FILE_STEM + 16] = calloc(n ? n : 1, sizeof(*stems));
+	char (*bases)[RDMIG_IMGS_FILE_STEM + 1] = calloc(n ? n : 1, sizeof(*bases));
 	struct name_set taken = {0}, next = {0};
 	int ret = -1;
 
@@ -103,7 +103,7 @@ int imgs_file_names(const struct imgs_block *blocks, uint32_t n, const char *suf
 			snprintf(stems[i], sizeof(stems[i]), "%s-%u", bases[i], ++k);
 		next.vals[b] = k;
 		taken.keys[t] = stems[i];
-		snprintf(out[i], IMGS_FILE_NAME, "%s%s", stems[i], suffix);
+		snprintf(out[i], RDMIG_IMGS_FILE_NAME, "%s%s", stems[i], suffix);
 	}
 	ret = 0;
 out:

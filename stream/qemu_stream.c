@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* qemu_stream.c - reads a QEMU migration stream field by field: its head
  * (configuration, the RAM block list) and the RAM section's iterations, as
- * far as it understands them (format: qemu_stream.h, docs/qemu-stream.md).
+ * far as it understands them (format: rdmig/qemu.h, docs/qemu-stream.md).
  * Watching for the end beyond that is qemu_stream_end.c. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,12 +63,12 @@ static const char *const cmd_names[] = {
 	"ENABLE_COLO", "SWITCHOVER_START",
 };
 
-const char *qs_field_name(int state)
+const char *rdmig__qs_field_name(int state)
 {
 	return field_names[state];
 }
 
-static int expect(struct qs_parser *p, int state, size_t need)
+static int expect(struct rdmig_qs_parser *p, int state, size_t need)
 {
 	p->state = state;
 	p->need = need;
@@ -77,7 +77,7 @@ static int expect(struct qs_parser *p, int state, size_t need)
 }
 
 /* Skip n bytes of field `state` without keeping them (skip_done follows). */
-static int skip(struct qs_parser *p, int state, uint64_t n)
+static int skip(struct rdmig_qs_parser *p, int state, uint64_t n)
 {
 	p->state = state;
 	p->skip = p->skip_total = n;
@@ -86,7 +86,7 @@ static int skip(struct qs_parser *p, int state, uint64_t n)
 }
 
 __attribute__((format(printf, 3, 0)))
-static int failv(struct qs_parser *p, uint64_t at, const char *fmt, va_list ap)
+static int failv(struct rdmig_qs_parser *p, uint64_t at, const char *fmt, va_list ap)
 {
 	char msg[240];
 
@@ -99,7 +99,7 @@ static int failv(struct qs_parser *p, uint64_t at, const char *fmt, va_list ap)
 
 /* Fail, naming the current field and the offset of its first byte. */
 __attribute__((format(printf, 2, 3)))
-static int fail(struct qs_parser *p, const char *fmt, ...)
+static int fail(struct rdmig_qs_parser *p, const char *fmt, ...)
 {
 	va_list ap;
 	int ret;
@@ -111,7 +111,7 @@ static int fail(struct qs_parser *p, const char *fmt, ...)
 }
 
 __attribute__((format(printf, 3, 4)))
-static int fail_at(struct qs_parser *p, uint64_t at, const char *fmt, ...)
+static int fail_at(struct rdmig_qs_parser *p, uint64_t at, const char *fmt, ...)
 {
 	va_list ap;
 	int ret;
@@ -122,7 +122,7 @@ static int fail_at(struct qs_parser *p, uint64_t at, const char *fmt, ...)
 	return ret;
 }
 
-void qs_init(struct qs_parser *p, uint64_t max_total)
+void rdmig_qs_init(struct rdmig_qs_parser *p, uint64_t max_total)
 {
 	memset(p, 0, sizeof(*p));
 	p->max_total = max_total;
@@ -131,14 +131,14 @@ void qs_init(struct qs_parser *p, uint64_t max_total)
 	expect(p, S_MAGIC, 4);
 }
 
-void qs_free(struct qs_parser *p)
+void rdmig_qs_free(struct rdmig_qs_parser *p)
 {
 	free(p->blocks);
 	p->blocks = NULL;
 }
 
 /* 0 if the n bytes are printable ASCII, else -1 with a message naming what. */
-static int printable(struct qs_parser *p, const uint8_t *s, size_t n, const char *what)
+static int printable(struct rdmig_qs_parser *p, const uint8_t *s, size_t n, const char *what)
 {
 	for (size_t i = 0; i < n; i++)
 		if (s[i] < 0x20 || s[i] > 0x7e)
@@ -147,7 +147,7 @@ static int printable(struct qs_parser *p, const uint8_t *s, size_t n, const char
 	return 0;
 }
 
-static int field_is(const struct qs_parser *p, const char *s)
+static int field_is(const struct rdmig_qs_parser *p, const char *s)
 {
 	return p->need == strlen(s) && !memcmp(p->acc, s, p->need);
 }
@@ -155,7 +155,7 @@ static int field_is(const struct qs_parser *p, const char *s)
 /* ---------------------------------------------------------- sections -- */
 
 /* A top-level byte: a section type, a command, or the end. */
-static int top(struct qs_parser *p, uint8_t t)
+static int top(struct rdmig_qs_parser *p, uint8_t t)
 {
 	uint64_t at = p->offset - 1;
 
@@ -182,15 +182,15 @@ static int top(struct qs_parser *p, uint8_t t)
 			return fail(p, "device state (QEMU_VM_SECTION_FULL) before the RAM section: "
 				    "the RAM blocks cannot be found");
 		/* device state has no lengths: from here on, watch for the end */
-		qs_go_opaque(p, at, "device state (QEMU_VM_SECTION_FULL)");
-		qs_opaque_byte(p, t, at);
+		rdmig__qs_go_opaque(p, at, "device state (QEMU_VM_SECTION_FULL)");
+		rdmig__qs_opaque_byte(p, t, at);
 		return 0;
 	default:
 		return fail(p, "0x%02x is not a section type", t);
 	}
 }
 
-static int section_start(struct qs_parser *p, uint64_t id, uint64_t version)
+static int section_start(struct rdmig_qs_parser *p, uint64_t id, uint64_t version)
 {
 	const char *name = p->section_name;
 
@@ -199,14 +199,14 @@ static int section_start(struct qs_parser *p, uint64_t id, uint64_t version)
 			return fail(p, "section '%s' (id %llu) starts before the RAM section; its "
 				    "setup data carries no length, so the RAM blocks cannot be found",
 				    name, (unsigned long long)id);
-		return qs_go_opaque(p, p->offset, "section '%s' (id %llu) is not understood", name,
-				 (unsigned long long)id);
+		return rdmig__qs_go_opaque(p, p->offset, "section '%s' (id %llu) is not understood",
+					   name, (unsigned long long)id);
 	}
 	if (p->ram_seen)
 		return fail(p, "a second 'ram' section (id %llu)", (unsigned long long)id);
-	if (version != QS_RAM_VERSION)
+	if (version != RDMIG_QS_RAM_VERSION)
 		return fail(p, "'ram' section version %llu (this reader knows version %u)",
-			    (unsigned long long)version, QS_RAM_VERSION);
+			    (unsigned long long)version, RDMIG_QS_RAM_VERSION);
 	p->ram_seen = 1;
 	p->in_setup = 1;
 	p->ram_section_id = (uint32_t)id;
@@ -214,7 +214,7 @@ static int section_start(struct qs_parser *p, uint64_t id, uint64_t version)
 }
 
 /* PART or END of a section that has started. */
-static int section_continue(struct qs_parser *p, uint64_t id)
+static int section_continue(struct rdmig_qs_parser *p, uint64_t id)
 {
 	const char *kind = p->section_type == VM_SECTION_PART ? "PART" : "END";
 
@@ -222,8 +222,9 @@ static int section_continue(struct qs_parser *p, uint64_t id)
 		return fail(p, "QEMU_VM_SECTION_%s of section %llu before the RAM section started",
 			    kind, (unsigned long long)id);
 	if (id != p->ram_section_id)
-		return qs_go_opaque(p, p->offset, "QEMU_VM_SECTION_%s of section %llu, not ram's",
-				 kind, (unsigned long long)id);
+		return rdmig__qs_go_opaque(p, p->offset,
+					   "QEMU_VM_SECTION_%s of section %llu, not ram's", kind,
+					   (unsigned long long)id);
 	if (p->ram_ended)
 		return fail(p, "QEMU_VM_SECTION_%s of 'ram' after its END", kind);
 	return expect(p, S_RAM_WORD, 8);
@@ -231,7 +232,7 @@ static int section_continue(struct qs_parser *p, uint64_t id)
 
 /* ----------------------------------------------------------- RAM data -- */
 
-static int ram_total(struct qs_parser *p, uint64_t word)
+static int ram_total(struct rdmig_qs_parser *p, uint64_t word)
 {
 	uint64_t mask = (1ull << p->page_bits) - 1, flags = word & mask, total = word & ~mask;
 
@@ -248,17 +249,17 @@ static int ram_total(struct qs_parser *p, uint64_t word)
 	return expect(p, S_BLK_NAMELEN, 1);
 }
 
-static int block_name(struct qs_parser *p)
+static int block_name(struct rdmig_qs_parser *p)
 {
-	struct qs_block *b;
+	struct rdmig_qs_block *b;
 
 	if (printable(p, p->acc, p->need, "name"))
 		return -1;
-	if (p->count == QS_MAX_BLOCKS)
-		return fail(p, "more than %u RAM blocks", QS_MAX_BLOCKS);
+	if (p->count == RDMIG_QS_MAX_BLOCKS)
+		return fail(p, "more than %u RAM blocks", RDMIG_QS_MAX_BLOCKS);
 	if (p->count == p->blocks_cap) {
 		uint32_t cap = p->blocks_cap ? p->blocks_cap * 2 : 16;
-		struct qs_block *n = realloc(p->blocks, cap * sizeof(*n));
+		struct rdmig_qs_block *n = realloc(p->blocks, cap * sizeof(*n));
 		if (!n)
 			return fail(p, "out of memory for %u block descriptions", cap);
 		p->blocks = n;
@@ -273,9 +274,9 @@ static int block_name(struct qs_parser *p)
 	return expect(p, S_BLK_LENGTH, 8);
 }
 
-static int block_length(struct qs_parser *p, uint64_t len)
+static int block_length(struct rdmig_qs_parser *p, uint64_t len)
 {
-	struct qs_block *b = &p->blocks[p->count];
+	struct rdmig_qs_block *b = &p->blocks[p->count];
 	uint64_t page = 1ull << p->page_bits, sum = p->blocks_sum;
 
 	if (len == 0 || len % page)
@@ -295,13 +296,13 @@ static int block_length(struct qs_parser *p, uint64_t len)
 		return expect(p, S_BLK_NAMELEN, 1);
 	p->blocks_end = p->offset;
 	expect(p, S_RAM_WORD, 8);
-	return QS_EV_BLOCKS;
+	return RDMIG_QS_EV_BLOCKS;
 }
 
 /* A RAM data word after the block list, in a START, PART or END section.
  * Over RDMA the pages travel as RDMA WRITEs, and the stream holds only
  * HOOK (a registration phase follows) and EOS (the section's data ends). */
-static int ram_word(struct qs_parser *p, uint64_t word)
+static int ram_word(struct rdmig_qs_parser *p, uint64_t word)
 {
 	uint64_t mask = (1ull << p->page_bits) - 1, flags = word & mask;
 
@@ -309,7 +310,7 @@ static int ram_word(struct qs_parser *p, uint64_t word)
 		p->hooks++;
 		p->last_hook_end = p->offset;
 		expect(p, S_RAM_WORD, 8);
-		return QS_EV_HOOK;
+		return RDMIG_QS_EV_HOOK;
 	}
 	if (word == RAM_SAVE_FLAG_EOS) {
 		if (p->section_type == VM_SECTION_END)
@@ -318,14 +319,15 @@ static int ram_word(struct qs_parser *p, uint64_t word)
 		p->ram_sections++;
 		return expect(p, S_AFTER_EOS, 1);
 	}
-	return qs_go_opaque(p, p->offset - 8, "RAM data word 0x%016llx (flags 0x%llx) is not what "
-			 "QEMU's RDMA transport sends", (unsigned long long)word,
-			 (unsigned long long)flags);
+	return rdmig__qs_go_opaque(p, p->offset - 8,
+				   "RAM data word 0x%016llx (flags 0x%llx) is not what "
+				   "QEMU's RDMA transport sends",
+				   (unsigned long long)word, (unsigned long long)flags);
 }
 
 /* ----------------------------------------------------- configuration -- */
 
-static int sub_name(struct qs_parser *p)
+static int sub_name(struct rdmig_qs_parser *p)
 {
 	if (printable(p, p->acc, p->need, "subsection name"))
 		return -1;
@@ -341,7 +343,7 @@ static int sub_name(struct qs_parser *p)
 	return expect(p, S_SUB_VERSION, 4);
 }
 
-static int sub_version(struct qs_parser *p, uint64_t v)
+static int sub_version(struct rdmig_qs_parser *p, uint64_t v)
 {
 	if (v != 1)
 		return fail(p, "version %llu (this reader knows version 1)", (unsigned long long)v);
@@ -355,7 +357,7 @@ static int sub_version(struct qs_parser *p, uint64_t v)
 /* The configuration lists the capabilities that change the stream's
  * format; in QEMU 7.2 only x-ignore-shared, which leaves shared blocks out
  * of RDMA's block list without saying which they are. */
-static int capability(struct qs_parser *p)
+static int capability(struct rdmig_qs_parser *p)
 {
 	if (printable(p, p->acc, p->need, "capability name"))
 		return -1;
@@ -365,7 +367,7 @@ static int capability(struct qs_parser *p)
 
 /* ----------------------------------------------------------- commands -- */
 
-static int command(struct qs_parser *p, uint64_t cmd, uint64_t len)
+static int command(struct rdmig_qs_parser *p, uint64_t cmd, uint64_t len)
 {
 	const char *name = cmd < sizeof(cmd_names) / sizeof(cmd_names[0]) ? cmd_names[cmd] : "?";
 
@@ -380,28 +382,31 @@ static int command(struct qs_parser *p, uint64_t cmd, uint64_t len)
 /* ------------------------------------------------------------- fields -- */
 
 /* The current field (p->need bytes in p->acc) is complete: check it and
- * move on.  Returns QS_EV_* bits, or -1. */
-static int field_done(struct qs_parser *p)
+ * move on.  Returns RDMIG_QS_EV_* bits, or -1. */
+static int field_done(struct rdmig_qs_parser *p)
 {
 	uint64_t v = sf_get_be(p->acc, p->need < 8 ? p->need : 8);
 
 	switch (p->state) {
 	case S_MAGIC:
-		if (v != QS_FILE_MAGIC)
-			return fail(p, "0x%08llx, expected 0x%08x (\"QEVM\"): not a QEMU migration "
-				    "stream", (unsigned long long)v, QS_FILE_MAGIC);
+		if (v != RDMIG_QS_FILE_MAGIC)
+			return fail(p,
+				    "0x%08llx, expected 0x%08x (\"QEVM\"): not a QEMU migration "
+				    "stream",
+				    (unsigned long long)v, RDMIG_QS_FILE_MAGIC);
 		return expect(p, S_VERSION, 4);
 	case S_VERSION:
-		if (v != QS_FILE_VERSION)
+		if (v != RDMIG_QS_FILE_VERSION)
 			return fail(p, "%llu (this reader knows version %u)", (unsigned long long)v,
-				    QS_FILE_VERSION);
+				    RDMIG_QS_FILE_VERSION);
 		return expect(p, S_TOP, 1);
 	case S_TOP:
 		return top(p, p->acc[0]);
 
 	case S_CFG_LEN:
-		if (v < 1 || v > QS_MAX_MACHINE)
-			return fail(p, "%llu (must be 1 to %u)", (unsigned long long)v, QS_MAX_MACHINE);
+		if (v < 1 || v > RDMIG_QS_MAX_MACHINE)
+			return fail(p, "%llu (must be 1 to %u)", (unsigned long long)v,
+				    RDMIG_QS_MAX_MACHINE);
 		return expect(p, S_CFG_NAME, (size_t)v);
 	case S_CFG_NAME:
 		if (printable(p, p->acc, p->need, "machine name"))
@@ -492,15 +497,16 @@ static int field_done(struct qs_parser *p)
 				    p->acc[0]);
 		return expect(p, S_VMDESC_LEN, 4);
 	case S_VMDESC_LEN:
-		if (v < 2 || v > QS_MAX_VMDESC)
-			return fail(p, "%llu (must be 2 to %u)", (unsigned long long)v, QS_MAX_VMDESC);
+		if (v < 2 || v > RDMIG_QS_MAX_VMDESC)
+			return fail(p, "%llu (must be 2 to %u)", (unsigned long long)v,
+				    RDMIG_QS_MAX_VMDESC);
 		return skip(p, S_VMDESC, v);
 	}
 	return fail(p, "internal: state %d", p->state);
 }
 
 /* The last byte of a skipped field went by. */
-static int skip_done(struct qs_parser *p)
+static int skip_done(struct rdmig_qs_parser *p)
 {
 	if (p->state == S_CMD_DATA)
 		return expect(p, S_TOP, 1);
@@ -509,11 +515,11 @@ static int skip_done(struct qs_parser *p)
 		return fail_at(p, p->offset - p->skip_total, "%llu bytes that are not a JSON object "
 			       "(first byte 0x%02x, last 0x%02x)", (unsigned long long)p->skip_total,
 			       p->first, p->last);
-	p->end = QS_END_VMDESC;
+	p->end = RDMIG_QS_END_VMDESC;
 	return expect(p, S_DONE, 0);
 }
 
-int qs_feed(struct qs_parser *p, const void *data, size_t len)
+int rdmig_qs_feed(struct rdmig_qs_parser *p, const void *data, size_t len)
 {
 	const uint8_t *in = data;
 	int events = 0;
@@ -525,7 +531,7 @@ int qs_feed(struct qs_parser *p, const void *data, size_t len)
 		int ev;
 
 		if (p->opaque) {
-			qs_watch(p, in, len);
+			rdmig__qs_watch(p, in, len);
 			break;
 		}
 		if (p->state == S_DONE)
@@ -553,12 +559,12 @@ int qs_feed(struct qs_parser *p, const void *data, size_t len)
 	return events;
 }
 
-int qs_blocks_done(const struct qs_parser *p)
+int rdmig_qs_blocks_done(const struct rdmig_qs_parser *p)
 {
 	return p->blocks_end != 0;
 }
 
-const char *qs_errmsg(const struct qs_parser *p)
+const char *rdmig_qs_errmsg(const struct rdmig_qs_parser *p)
 {
 	return p->err;
 }

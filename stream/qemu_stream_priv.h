@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "qemu_stream.h"
+#include <rdmig/qemu.h>
 
 /* Parser states; each names the field being collected. */
 enum {
@@ -24,15 +24,15 @@ enum {
 };
 
 /* What the field of a state is called, for messages. */
-const char *qs_field_name(int state);
+const char *rdmig__qs_field_name(int state);
 
 /* Stop following the structure from stream offset `from`, for the reason
  * the format gives (kept for the message if the end never comes). */
 __attribute__((format(printf, 3, 4)))
-int qs_go_opaque(struct qs_parser *p, uint64_t from, const char *fmt, ...);
+int rdmig__qs_go_opaque(struct rdmig_qs_parser *p, uint64_t from, const char *fmt, ...);
 /* One byte at stream offset pos, in opaque mode. */
-void qs_opaque_byte(struct qs_parser *p, uint8_t b, uint64_t pos);
+void rdmig__qs_opaque_byte(struct rdmig_qs_parser *p, uint8_t b, uint64_t pos);
 /* The next len bytes of the stream, in opaque mode. */
-void qs_watch(struct qs_parser *p, const uint8_t *in, size_t len);
+void rdmig__qs_watch(struct rdmig_qs_parser *p, const uint8_t *in, size_t len);
 
 #endif

@@ -4,7 +4,7 @@
  * parser (qemu_stream.c) understands it stops following the structure
  * and only watches the bytes go by ("opaque mode"), and when the source
  * disconnects this decides whether the stream ended properly
- * (qemu_stream.h).
+ * (rdmig/qemu.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,7 +17,7 @@
  * genuine record is always the latest "00 06 n '{'" in the stream; one
  * candidate is enough, and a NUL inside its text discards it.
  */
-void qs_opaque_byte(struct qs_parser *p, uint8_t b, uint64_t pos)
+void rdmig__qs_opaque_byte(struct rdmig_qs_parser *p, uint8_t b, uint64_t pos)
 {
 	p->win = p->win << 8 | b;
 	if (p->win_len < 8)
@@ -27,7 +27,7 @@ void qs_opaque_byte(struct qs_parser *p, uint8_t b, uint64_t pos)
 	/* win, newest byte low: 00 06 n n n n '{' */
 	if (b == '{' && p->win_len >= 7 && ((p->win >> 40) & 0xffff) == 0x0006) {
 		uint32_t n = (uint32_t)(p->win >> 8);
-		if (n >= 2 && n <= QS_MAX_VMDESC) {
+		if (n >= 2 && n <= RDMIG_QS_MAX_VMDESC) {
 			p->cand = 1;
 			p->cand_eof = pos - 6;
 			p->cand_end = pos + n;
@@ -36,7 +36,7 @@ void qs_opaque_byte(struct qs_parser *p, uint8_t b, uint64_t pos)
 	p->last = b;
 }
 
-int qs_go_opaque(struct qs_parser *p, uint64_t from, const char *fmt, ...)
+int rdmig__qs_go_opaque(struct rdmig_qs_parser *p, uint64_t from, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -50,31 +50,31 @@ int qs_go_opaque(struct qs_parser *p, uint64_t from, const char *fmt, ...)
 	return 0;
 }
 
-void qs_watch(struct qs_parser *p, const uint8_t *in, size_t len)
+void rdmig__qs_watch(struct rdmig_qs_parser *p, const uint8_t *in, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
-		qs_opaque_byte(p, in[i], p->offset + i);
+		rdmig__qs_opaque_byte(p, in[i], p->offset + i);
 	p->offset += len;
 }
 
-static int ended(struct qs_parser *p)
+static int ended(struct rdmig_qs_parser *p)
 {
 	if (p->failed)
 		return 0;
 	if (!p->opaque) {
 		if (p->state == S_AFTER_EOF && p->have == 0)
-			p->end = QS_END_EOF; /* a stream without vmdesc */
-		return p->end != QS_END_NONE;
+			p->end = RDMIG_QS_END_EOF; /* a stream without vmdesc */
+		return p->end != RDMIG_QS_END_NONE;
 	}
 	if (p->cand && p->cand_end == p->offset && p->last == '}') {
-		p->end = QS_END_VMDESC;
+		p->end = RDMIG_QS_END_VMDESC;
 		p->eof_offset = p->cand_eof;
 		return 1;
 	}
 	return 0;
 }
 
-int qs_finish(struct qs_parser *p)
+int rdmig_qs_finish(struct rdmig_qs_parser *p)
 {
 	if (p->failed)
 		return -1;
@@ -86,23 +86,29 @@ int qs_finish(struct qs_parser *p)
 			 "were only watched: %s)", (unsigned long long)p->offset,
 			 (unsigned long long)p->opaque_from, p->opaque_why);
 	else if (p->state == S_CMD_DATA || p->state == S_VMDESC)
-		snprintf(p->err, sizeof(p->err), "the stream stopped after %llu bytes, inside the "
-			 "%s (%llu of %llu bytes)", (unsigned long long)p->offset,
-			 qs_field_name(p->state), (unsigned long long)(p->skip_total - p->skip),
+		snprintf(p->err, sizeof(p->err),
+			 "the stream stopped after %llu bytes, inside the "
+			 "%s (%llu of %llu bytes)",
+			 (unsigned long long)p->offset, rdmig__qs_field_name(p->state),
+			 (unsigned long long)(p->skip_total - p->skip),
 			 (unsigned long long)p->skip_total);
 	else
-		snprintf(p->err, sizeof(p->err), "the stream stopped after %llu bytes, %s the %s "
-			 "(%zu of %zu bytes), before QEMU_VM_EOF", (unsigned long long)p->offset,
-			 p->have ? "inside" : "before", qs_field_name(p->state), p->have, p->need);
+		snprintf(p->err, sizeof(p->err),
+			 "the stream stopped after %llu bytes, %s the %s "
+			 "(%zu of %zu bytes), before QEMU_VM_EOF",
+			 (unsigned long long)p->offset, p->have ? "inside" : "before",
+			 rdmig__qs_field_name(p->state), p->have, p->need);
 	p->failed = 1;
 	return -1;
 }
 
-const char *qs_end_name(enum qs_end e)
+const char *rdmig_qs_end_name(enum rdmig_qs_end e)
 {
 	switch (e) {
-	case QS_END_VMDESC: return "eof+vmdesc";
-	case QS_END_EOF: return "eof";
+	case RDMIG_QS_END_VMDESC:
+		return "eof+vmdesc";
+	case RDMIG_QS_END_EOF:
+		return "eof";
 	default: return "none";
 	}
 }

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * qemu_record.c - the recorder of `rdmig recv --qemu`: the touched chunks
+ * of each registration pass and record.txt (rdmig/qemu.h; the format is in
+ * docs/qemu-stream.md, replay_record.c reads it back).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <rdmig/qemu.h>
+
+int rdmig_qrec_chunks_init(struct rdmig_qrec_chunks *c, uint64_t length)
+{
+	uint64_t n = (length + (1ull << RDMIG_QREC_CHUNK_SHIFT) - 1) >> RDMIG_QREC_CHUNK_SHIFT;
+
+	*c = (struct rdmig_qrec_chunks){0};
+	if (n > UINT32_MAX)
+		return -1;
+	c->nchunks = (uint32_t)n;
+	c->data_phase = calloc(n ? n : 1, sizeof(*c->data_phase));
+	c->zero_phase = calloc(n ? n : 1, sizeof(*c->zero_phase));
+	c->nonzero = calloc(n ? n : 1, 1);
+	if (!c->data_phase || !c->zero_phase || !c->nonzero) {
+		rdmig_qrec_chunks_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+void rdmig_qrec_chunks_free(struct rdmig_qrec_chunks *c)
+{
+	free(c->data_phase);
+	free(c->zero_phase);
+	free(c->nonzero);
+	*c = (struct rdmig_qrec_chunks){0};
+}
+
+/*
+ * The chunks a pass touched, from the library's destination events: a
+ * registered chunk holds data from this pass on (QEMU registers only
+ * chunks it writes), and a chunk a COMPRESS range covers, if it holds no
+ * data yet, was zero in it.  The record's chunks are 1 MiB whatever the
+ * migration's chunk size, so a range marks every record chunk it overlaps.
+ */
+bool rdmig_qrec_note(struct rdmig_qrec_chunks *ch, uint32_t phase, bool registered,
+		     uint64_t offset, uint64_t len)
+{
+	uint64_t span = (uint64_t)ch->nchunks << RDMIG_QREC_CHUNK_SHIFT, end;
+
+	if (!len || offset >= span)
+		return false;
+	end = len > span - offset ? span : offset + len;
+	for (uint32_t c = (uint32_t)(offset >> RDMIG_QREC_CHUNK_SHIFT);
+	     c <= (uint32_t)((end - 1) >> RDMIG_QREC_CHUNK_SHIFT); c++) {
+		if (ch->data_phase[c])
+			continue; /* first held data earlier: nothing can change */
+		if (registered) {
+			ch->data_phase[c] = phase;
+			if (ch->zero_phase[c] == phase)
+				ch->zero_phase[c] = 0;
+		} else if (!ch->zero_phase[c]) {
+			ch->zero_phase[c] = phase;
+		}
+	}
+	return true;
+}
+
+/* "0-15,24,30-31" of the chunks where pick(ch, c) holds, or "-". */
+static void print_ranges(FILE *f, const struct rdmig_qrec_chunks *ch,
+			 int (*pick)(const struct rdmig_qrec_chunks *, uint32_t, uint32_t),
+			 uint32_t arg)
+{
+	int any = 0;
+
+	for (uint32_t c = 0; c < ch->nchunks; c++) {
+		uint32_t e = c;
+		if (!pick(ch, c, arg))
+			continue;
+		while (e + 1 < ch->nchunks && pick(ch, e + 1, arg))
+			e++;
+		fprintf(f, "%s%u", any ? "," : "", c);
+		if (e > c)
+			fprintf(f, "-%u", e);
+		any = 1;
+		c = e;
+	}
+	if (!any)
+		fputc('-', f);
+}
+
+static int pick_data(const struct rdmig_qrec_chunks *ch, uint32_t c, uint32_t phase)
+{
+	return ch->data_phase[c] == phase;
+}
+
+static int pick_zero(const struct rdmig_qrec_chunks *ch, uint32_t c, uint32_t phase)
+{
+	return ch->zero_phase[c] == phase;
+}
+
+static int pick_nonzero(const struct rdmig_qrec_chunks *ch, uint32_t c, uint32_t unused)
+{
+	return ch->nonzero[c];
+}
+
+static void record_phase(FILE *f, const struct rdmig_qrec *r, uint32_t i)
+{
+	const struct rdmig_qrec_phase *p = &r->phases[i];
+
+	if (p->kind == RDMIG_QREC_RAM_BLOCKS) {
+		fprintf(f, "phase %u ram_blocks_request offset=%" PRIu64 " hook=%" PRIu64 " t=%.6f\n",
+			i, p->offset, p->hook, p->t);
+		return;
+	}
+	fprintf(f, "phase %u registration offset=%" PRIu64 " hook=%" PRIu64 " register_requests=%"
+		PRIu64 " compress=%" PRIu64 " unregister=%" PRIu64 " chunks_registered=%" PRIu64
+		" bytes_compressed=%" PRIu64 " t=%.6f\n", i, p->offset, p->hook, p->register_requests,
+		p->compress, p->unregister, p->chunks_registered, p->bytes_compressed, p->t);
+	for (uint32_t b = 0; p->touched && r->blocks && b < r->qs->count; b++) {
+		const struct rdmig_qrec_chunks *ch = &r->blocks[b].ch;
+		int any = 0;
+		for (uint32_t c = 0; c < ch->nchunks && !any; c++)
+			any = ch->data_phase[c] == i || ch->zero_phase[c] == i;
+		if (!any)
+			continue;
+		fprintf(f, "touched %u block=%u data=", i, b);
+		print_ranges(f, ch, pick_data, i);
+		fprintf(f, " zero=");
+		print_ranges(f, ch, pick_zero, i);
+		fputc('\n', f);
+	}
+}
+
+/* Written on failure too, as far as the migration got. */
+void rdmig_qrec_write(FILE *f, const struct rdmig_qrec *r, const char *failure)
+{
+	const struct rdmig_qs_parser *qs = r->qs;
+
+	fprintf(f, "rdmig-qemu-record 1\n");
+	fprintf(f, "machine %s\n", qs->machine[0] ? qs->machine : "-");
+	fprintf(f, "pin_all %d\n", r->pin_all);
+	fprintf(f, "blocks %u total=%" PRIu64 "\n", r->blocks ? qs->count : 0, qs->total);
+	for (uint32_t i = 0; r->blocks && i < qs->count; i++) {
+		const struct rdmig_qrec_block *b = &r->blocks[i];
+		fprintf(f, "block %u offset=", i);
+		if (b->have_offset)
+			fprintf(f, "0x%" PRIx64, b->offset);
+		else
+			fputc('-', f);
+		fprintf(f, " length=%" PRIu64 " chunks=%u file=%s name=%s\n", qs->blocks[i].length,
+			b->ch.nchunks, b->file, qs->blocks[i].name);
+	}
+	for (uint32_t i = 0; i < r->nphases; i++)
+		record_phase(f, r, i);
+	fprintf(f, "stream bytes=%" PRIu64 " hooks=%u ram_sections=%u ram_end=%d", r->stream_bytes,
+		qs->hooks, qs->ram_sections, qs->ram_ended);
+	if (qs->opaque)
+		fprintf(f, " watched_from=%" PRIu64, qs->opaque_from);
+	fputc('\n', f);
+	if (failure) {
+		fprintf(f, "end failed %s\n", failure);
+		return;
+	}
+	fprintf(f, "end ok how=%s eof=%" PRIu64 " t=%.6f\n", rdmig_qs_end_name(qs->end),
+		qs->eof_offset, r->seconds);
+	for (uint32_t i = 0; r->blocks && i < qs->count; i++) {
+		fprintf(f, "nonzero %u chunks=", i);
+		print_ranges(f, &r->blocks[i].ch, pick_nonzero, 0);
+		fputc('\n', f);
+	}
+}
