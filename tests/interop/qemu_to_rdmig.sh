@@ -608,11 +608,15 @@ replay_interrupted() {
 	done
 	kill -TERM "$rpid"
 	kill -CONT "$rpid"
-	# a watchdog, so that a hang fails the check instead of the test
-	(sleep 60; kill -KILL "$rpid" 2>/dev/null) &
+	# a watchdog, so that a hang fails the check instead of the test.  Its
+	# sleep must neither outlive it nor hold the test's output: ctest waits
+	# for every holder of its pipe, and a stray `sleep 60` cost each of
+	# these cases a minute.
+	(sleep 60; kill -KILL "$rpid" 2>/dev/null) >/dev/null 2>&1 &
 	local dog=$!
 	wait "$rpid"
 	rc=$?
+	pkill -P "$dog" 2>/dev/null
 	kill "$dog" 2>/dev/null
 	check "$tag: SIGTERM while QEMU's incoming migration is $st: rdmig exits 143 ($rc)" \
 		test "$st" = active -a "$rc" = 143
