@@ -350,9 +350,16 @@ static int on_line(struct parser *p, const char *line)
 		return perr(p, "'%.*s' after 'end'", (int)w, line);
 	if (!strncmp(line, "nonzero ", 8))
 		return perr(p, "'nonzero' before 'end ok'");
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (strlen(kinds[i].word) == w && !strncmp(line, kinds[i].word, w))
-			return kinds[i].fn(p, line);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (strlen(kinds[i].word) != w || strncmp(line, kinds[i].word, w))
+			continue;
+		/* every kind has values after its word, and the handlers start
+		 * reading past "word ": a bare word would have them read past
+		 * the line's end (found by fuzz_stream) */
+		if (line[w] != ' ')
+			return perr(p, "'%s' without a value", kinds[i].word);
+		return kinds[i].fn(p, line);
+	}
 	return perr(p, "unknown line '%.*s'", (int)(w > 40 ? 40 : w), line);
 }
 

@@ -154,6 +154,11 @@ TEST(each_rule_refuses_what_breaks_it)
 	refused("nonzero 0", "phase 9", "'phase' after 'end'");
 	refused("machine pc-i440fx-7.2", "machine pc i440fx", "is not one word");
 	refused("machine pc-i440fx-7.2", "frobnicate 1", "line 2: unknown line 'frobnicate'");
+	/* a bare word: its handler would read past the line (fuzz_stream) */
+	refused("machine pc-i440fx-7.2", "machine", "line 2: 'machine' without a value");
+	refused("pin_all 0", "pin_all", "line 3: 'pin_all' without a value");
+	refused("stream bytes=1000 hooks=4 ram_sections=3 ram_end=1 watched_from=854", "stream",
+		"'stream' without a value");
 }
 
 TEST(empty_truncated_and_binary_records_are_refused)
