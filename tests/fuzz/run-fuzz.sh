@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # run-fuzz.sh [SECONDS] [TARGET] - build one libFuzzer target with clang and run it.
 #
-# TARGET is wire (default: fuzz_wire, the message decoder) or dest
-# (fuzz_dest, the destination engine over faked completions).  Builds it
+# TARGET is wire (default: fuzz_wire, the message decoder), dest
+# (fuzz_dest, the destination engine over faked completions) or stream
+# (fuzz_stream, librdmig-stream's parsers of QEMU's and rdmig's streams).  Builds it
 # into build-fuzz (RDMIG_FUZZ_BUILD overrides), runs it for SECONDS
 # (default 20) on a temporary copy of tests/fuzz/corpus/TARGET (the
 # checked-in corpus is never written), prints the fuzzer's execs/s, and
@@ -18,7 +19,7 @@ set -euo pipefail
 secs=${1:-20}
 target=${2:-wire}
 if ! [[ $secs =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then
-	echo "usage: $0 [SECONDS] [wire|dest]" >&2
+	echo "usage: $0 [SECONDS] [wire|dest|stream]" >&2
 	exit 2
 fi
 case $target in
@@ -33,8 +34,15 @@ dest)
 		tests/fuzz/fuzz_dest.c tests/fuzz/fake_io.c"
 	max_len=8192 # room for a few hundred records
 	;;
+stream)
+	# librdmig-stream's parsers, through its installed headers
+	direct_srcs="stream/qemu_stream.c stream/qemu_stream_end.c stream/qemu_ramblock.c
+		stream/replay_record.c stream/imgstream.c stream/digest.c src/engine.c src/error.c
+		src/log.c src/opts.c tests/fuzz/fuzz_stream.c -lxxhash -lcrypto"
+	max_len=4096
+	;;
 *)
-	echo "usage: $0 [SECONDS] [wire|dest]" >&2
+	echo "usage: $0 [SECONDS] [wire|dest|stream]" >&2
 	exit 2
 	;;
 esac
@@ -52,7 +60,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 if [ "${RDMIG_FUZZ_DIRECT:-0}" = 1 ]; then
 	mkdir -p "$build/tests"
 	# shellcheck disable=SC2086 # the source list is meant to split
-	clang -std=c11 -D_GNU_SOURCE -g -O1 $san -fsanitize=fuzzer -Iinclude -Isrc -Itests/fuzz \
+	clang -std=c11 -D_GNU_SOURCE -g -O1 $san -fsanitize=fuzzer -Iinclude -Isrc -Istream -Itests/fuzz \
 		$direct_srcs -o "$bin"
 else
 	mkdir -p "$build"
