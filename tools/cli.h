@@ -73,6 +73,10 @@ void cli_format_sockaddr(const struct sockaddr *sa, char *buf, size_t len);
 int cli_cancel_install(struct rdmig_opts *opts);
 bool cli_cancelled(void);          /* a signal came */
 void cli_cancel_rearm(void);       /* let waits work again (to tell the peer) */
+/* After a signal: tell the peer (ERROR) if there is one, with the waits
+ * working again so that the courtesy can wait a little for a credit (a
+ * second signal cuts it short).  True when the peer was told. */
+bool cli_cancel_tell_peer(struct rdmig_conn *conn);
 int cli_cancel_status(void);       /* the exit status: 128 + signal */
 const char *cli_cancel_name(void); /* "SIGINT", "SIGTERM" */
 /* pthread_sigmask of the two signals, e.g. to keep them off helper threads. */

@@ -98,6 +98,12 @@ void cli_cancel_rearm(void)
 		; /* empty until EAGAIN: a signal after this writes again */
 }
 
+bool cli_cancel_tell_peer(struct rdmig_conn *conn)
+{
+	cli_cancel_rearm();
+	return conn && rdmig_send_error(conn) == 0;
+}
+
 int cli_cancel_status(void)
 {
 	return cancel_signal ? 128 + cancel_signal : 1;

@@ -500,8 +500,7 @@ static int recv_cancelled(struct recv_state *s)
 	bool told;
 
 	mig_progress_end(&s->prog);
-	cli_cancel_rearm(); /* a second signal cuts the courtesy short */
-	told = s->conn && rdmig_send_error(s->conn) == 0;
+	told = cli_cancel_tell_peer(s->conn);
 	remove_outputs(s);
 	snprintf(msg, sizeof(msg), "interrupted by %s %s%s; partial outputs removed",
 		 cli_cancel_name(), s->conn ? "during the migration" : "while waiting for a source",

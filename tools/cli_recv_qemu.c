@@ -514,14 +514,14 @@ static int fail_migration(struct rq_state *s, int ret)
 	char why[sizeof(s->err) + 96];
 
 	if (cli_cancelled()) {
-		cli_cancel_rearm(); /* a second signal cuts the courtesy short */
+		cli_cancel_tell_peer(s->conn);
 		snprintf(why, sizeof(why), "interrupted by %s %s", cli_cancel_name(),
 			 s->conn ? "during the migration" : "while waiting for a source");
 	} else {
 		snprintf(why, sizeof(why), "%s", recv_errmsg(s->err, s->dest, s->conn, s->l, ret));
+		if (s->conn)
+			rdmig_send_error(s->conn);
 	}
-	if (s->conn)
-		rdmig_send_error(s->conn);
 	rq_write_record(s, why);
 	remove_outputs(s);
 	cli_fail("recv", why);

@@ -431,8 +431,7 @@ static int send_cancelled(struct send_state *s)
 	char msg[160];
 	bool told;
 
-	cli_cancel_rearm(); /* a second signal cuts the courtesy short */
-	told = s->conn && rdmig_send_error(s->conn) == 0;
+	told = cli_cancel_tell_peer(s->conn);
 	snprintf(msg, sizeof(msg), "interrupted by %s: migration aborted%s", cli_cancel_name(),
 		 told ? "; the destination was told" : "");
 	cli_fail("send", msg);

@@ -330,8 +330,7 @@ static int replay_cancelled(struct replay_state *s)
 	char msg[160];
 	bool told;
 
-	cli_cancel_rearm(); /* a second signal cuts the courtesy short */
-	told = s->conn && rdmig_send_error(s->conn) == 0;
+	told = cli_cancel_tell_peer(s->conn);
 	snprintf(msg, sizeof(msg), "interrupted by %s in phase %u: replay aborted%s",
 		 cli_cancel_name(), s->phase, told ? "; QEMU was told" : "");
 	cli_fail("send", msg);
