@@ -185,6 +185,29 @@ static struct json_object *poll_migrate(struct qmp *q, double t0, double timeout
 	return info;
 }
 
+/* QEMU says "completed" a moment before it fills in total-time and
+ * downtime (7.2 answered 0 for both once the client polled fast enough to
+ * ask in between): ask again, for up to a second, until they are there. */
+static struct json_object *settle_times(struct qmp *q, struct json_object *info)
+{
+	struct json_object *total;
+	double until = now() + 1.0;
+
+	while (info && now() < until) {
+		const char *status = get_string(info, "status");
+
+		if (!status || strcmp(status, "completed") != 0)
+			break;
+		if (json_object_object_get_ex(info, "total-time", &total) &&
+		    json_object_get_int64(total) > 0)
+			break;
+		nap(0.02);
+		json_object_put(info);
+		info = execute(q, "query-migrate", NULL);
+	}
+	return info;
+}
+
 static struct json_object *seconds(double s)
 {
 	char text[32];
@@ -229,6 +252,7 @@ static int cmd_migrate(struct qmp *q, const char *uri, double timeout)
 	json_object_object_add(args, "uri", json_object_new_string(uri));
 	json_object_put(execute(q, "migrate", args));
 	info = poll_migrate(q, t0, timeout, 0.02, over);
+	info = settle_times(q, info);
 	out = json_object_new_object();
 	copy_key(out, info, "status");
 	json_object_object_add(out, "wall_seconds", seconds(now() - t0));
