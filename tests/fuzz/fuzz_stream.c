@@ -39,40 +39,35 @@ static void check_message(const char *who, const char *msg)
 		FAIL("%s failed without a terminated message", who);
 }
 
+/* The two streaming parsers, seen alike. */
+struct feeder {
+	const char *name;
+	int (*feed)(void *p, const void *data, size_t len);
+	const char *(*errmsg)(const void *p);
+};
+
+static int qs_feed(void *p, const void *d, size_t n) { return rdmig_qs_feed(p, d, n); }
+static const char *qs_msg(const void *p) { return rdmig_qs_errmsg(p); }
+static int imgs_feed(void *p, const void *d, size_t n) { return rdmig_imgs_feed(p, d, n); }
+static const char *imgs_msg(const void *p) { return rdmig_imgs_errmsg(p); }
+
+static const struct feeder QS = {"rdmig_qs_feed", qs_feed, qs_msg};
+static const struct feeder IMGS = {"rdmig_imgs_feed", imgs_feed, imgs_msg};
+
 /* Feed in pieces of 1..step bytes (step 0: all at once); the OR of the
  * events, or -1 once the parser failed (it must then keep failing). */
-static int feed_qs(struct rdmig_qs_parser *p, const uint8_t *d, size_t n, size_t step)
+static int feed(const struct feeder *f, void *p, const uint8_t *d, size_t n, size_t step)
 {
 	int events = 0;
 
 	for (size_t at = 0; at < n;) {
 		size_t len = step ? (step < n - at ? step : n - at) : n - at;
-		int ret = rdmig_qs_feed(p, d + at, len);
+		int ret = f->feed(p, d + at, len);
 
 		if (ret < 0) {
-			check_message("rdmig_qs_feed", rdmig_qs_errmsg(p));
-			if (rdmig_qs_feed(p, d, 1) >= 0)
-				FAIL("rdmig_qs_feed accepted bytes after failing");
-			return -1;
-		}
-		events |= ret;
-		at += len;
-	}
-	return events;
-}
-
-static int feed_imgs(struct rdmig_imgs_parser *p, const uint8_t *d, size_t n, size_t step)
-{
-	int events = 0;
-
-	for (size_t at = 0; at < n;) {
-		size_t len = step ? (step < n - at ? step : n - at) : n - at;
-		int ret = rdmig_imgs_feed(p, d + at, len);
-
-		if (ret < 0) {
-			check_message("rdmig_imgs_feed", rdmig_imgs_errmsg(p));
-			if (rdmig_imgs_feed(p, d, 1) >= 0)
-				FAIL("rdmig_imgs_feed accepted bytes after failing");
+			check_message(f->name, f->errmsg(p));
+			if (f->feed(p, d, 1) >= 0)
+				FAIL("%s accepted bytes after failing", f->name);
 			return -1;
 		}
 		events |= ret;
@@ -88,8 +83,8 @@ static void fuzz_qemu_stream(const uint8_t *d, size_t n, size_t step)
 
 	rdmig_qs_init(&whole, MAX_TOTAL);
 	rdmig_qs_init(&pieces, MAX_TOTAL);
-	a = feed_qs(&whole, d, n, 0);
-	b = feed_qs(&pieces, d, n, step);
+	a = feed(&QS, &whole, d, n, 0);
+	b = feed(&QS, &pieces, d, n, step);
 	if ((a < 0) != (b < 0) || (a >= 0 && a != b))
 		FAIL("QEMU stream: %d at once, %d in pieces of %zu", a, b, step);
 	if (a >= 0 && rdmig_qs_blocks_done(&whole) &&
@@ -114,8 +109,8 @@ static void fuzz_image_stream(const uint8_t *d, size_t n, size_t step)
 
 	rdmig_imgs_parser_init(&whole, MAX_TOTAL);
 	rdmig_imgs_parser_init(&pieces, MAX_TOTAL);
-	a = feed_imgs(&whole, d, n, 0);
-	b = feed_imgs(&pieces, d, n, step);
+	a = feed(&IMGS, &whole, d, n, 0);
+	b = feed(&IMGS, &pieces, d, n, step);
 	if ((a < 0) != (b < 0) || (a >= 0 && a != b))
 		FAIL("image stream: %d at once, %d in pieces of %zu", a, b, step);
 	if (a >= 0 && rdmig_imgs_header_done(&whole)) {
