@@ -12,9 +12,9 @@
  * same way (connect .. end of the iteration), but it hashes nothing and
  * sends no stream: what is left is the engine and the device.  Set next to
  * `rdmig send`, the difference is the tool's own work (its digests, its
- * stream, the receiver's image files).  --hash inline adds the tool's default digest
- * (XXH3-128, stream/digest.c) of each chunk after its writes were handed
- * over; --hash thread computes the digest of the whole block on a second
+ * stream, the receiver's image files).  --hash inline adds the default
+ * digest (XXH64, stream/digest.c) of each chunk after its writes were
+ * handed over; --hash thread computes the digest of the whole block on a second
  * thread while the main one sends, and the clock stops when both are
  * done: what hashing beside the transfer costs.
  *

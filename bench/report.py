@@ -289,9 +289,10 @@ def bulk_part(out, res):
     res["bulk"] = {"bulk_mib": d["bulk_mib"], "ib_write_bw": ceil, "rows": rows}
     print("\n## Bulk: one %d MiB RAM block (seconds from connect to the end of the "
           "iteration; QEMU: query-migrate total-time)" % d["bulk_mib"])
-    print("kinds: engine = rdmig-bench bulk (library only), hashthread = the same with XXH3\n"
-          "of the block on a second thread, tool = rdmig send -> recv (XXH3-128 span digests\n"
-          "checked as the data lands; toolsha: SHA-256; tooloff: --verify off); e2e s: from\n"
+    print("kinds: engine = rdmig-bench bulk (library only), hashthread = the same with XXH64\n"
+          "of the block on a second thread, tool = rdmig send -> recv (XXH64 span digests\n"
+          "checked as the data lands; toolxxh3: XXH3-128; toolsha: SHA-256; tooloff: --verify\n"
+          "off); e2e s: from\n"
           "the sender's start until both ends exited (the receiver verified, images written),\n"
           "qemu = QEMU 7.2 -> QEMU 7.2, qemu10 = Debian's 10.0.2 -> 10.0.2, qemu10i = 10.0.2\n"
           "with the inline series (qemu/) -> itself; /QEMU t: time over QEMU 7.2's, /Q10 t: over\n"

@@ -14,8 +14,9 @@
 #      migration time, live downtime, inline/copied control messages
 #   4. bulk: one RAM block of random and of half-zero content, dynamic and
 #      pin-all: rdmig-bench bulk (the engine alone), rdmig send -> recv (the
-#      tool: kind tool checks XXH3-128 span digests as the data lands,
-#      toolsha SHA-256, tooloff nothing, tool1 XXH3 on one thread a side)
+#      tool: kind tool checks XXH64 span digests as the data lands,
+#      toolxxh3 XXH3-128, toolsha SHA-256, tooloff nothing, tool1 XXH64
+#      on one thread a side)
 #      and QEMU -> QEMU over RDMA (a stopped VM whose
 #      RAM file holds the same bytes) for each QEMU of RDMIG_BENCH_QEMUS,
 #      next to ib_write_bw on the device
@@ -26,7 +27,7 @@
 # ("rxe siw"), RDMIG_BENCH_QEMUS ("7.2 10.0.2 inline": QEMUs as scripts/qemu-peer
 # names them, fetched on the host before the boot; bulk kinds qemu, qemu10,
 # qemu10i), RDMIG_BENCH_KINDS ("engine hashthread tool": the rdmig runs of
-# the bulk part; also toolsha, tooloff), RDMIG_BENCH_IMAGES ("random
+# the bulk part; also tool1, toolxxh3, toolsha, tooloff), RDMIG_BENCH_IMAGES ("random
 # halfzero"), RDMIG_BENCH_CHUNKS ("1M": each tool kind runs at each of
 # these --chunk-size values; kinds tool_4M, tool_32M... for the others).
 # Engine and tool runs also record e2e_seconds: from the
@@ -247,15 +248,16 @@ engine_run() {
 }
 
 # tool_run KIND DEV IP IMG REG CHUNK: rdmig recv / rdmig send --chunk-size
-# CHUNK; KIND tool (--verify xxh3-128, the default), tool1 (one hashing
-# thread a side), toolsha (sha256) or tooloff (off), recorded as KIND for
+# CHUNK; KIND tool (--verify xxh64, the default), tool1 (one hashing
+# thread a side), toolxxh3 (xxh3-128), toolsha (sha256) or tooloff (off), recorded as KIND for
 # 1M and KIND_CHUNK otherwise
 tool_run() {
 	local kind=$1 dev=$2 ip=$3 img=$4 reg=$5 chunk=$6 tag rpid src rrc t0 verify flag=
 	[ "$chunk" = 1M ] || kind=${kind}_$chunk
 	tag=${kind}_${dev}_${img}_${reg}
 	local threads=
-	verify=$(case $kind in toolsha*) echo sha256 ;; tooloff*) echo off ;; *) echo xxh3-128 ;; esac)
+	verify=$(case $kind in toolsha*) echo sha256 ;; tooloff*) echo off ;; toolxxh3*) echo xxh3-128 ;;
+		*) echo xxh64 ;; esac)
 	[[ $kind == tool1* ]] && threads=1
 	[ "$reg" = pin-all ] && flag=--pin-all
 	rm -rf "$DATA/out"
@@ -356,7 +358,7 @@ bulk() {
 				[[ " $KINDS " == *" engine "* ]] && engine_run engine "$dev" "$ip" "$img" "$reg"
 				[[ " $KINDS " == *" hashthread "* ]] && [ $img = random ] &&
 					engine_run hashthread "$dev" "$ip" "$img" "$reg"
-				for k in tool tool1 toolsha tooloff; do
+				for k in tool tool1 toolxxh3 toolsha tooloff; do
 					[[ " $KINDS " == *" $k "* ]] || continue
 					for c in $CHUNKS; do tool_run "$k" "$dev" "$ip" "$img" "$reg" "$c"; done
 				done

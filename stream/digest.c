@@ -7,7 +7,9 @@
 
 int rdmig_digest_parse(const char *name, enum rdmig_digest_alg *out)
 {
-	if (!strcmp(name, "xxh3-128") || !strcmp(name, "xxh3"))
+	if (!strcmp(name, "xxh64"))
+		*out = RDMIG_DIGEST_XXH64;
+	else if (!strcmp(name, "xxh3-128") || !strcmp(name, "xxh3"))
 		*out = RDMIG_DIGEST_XXH3_128;
 	else if (!strcmp(name, "sha256"))
 		*out = RDMIG_DIGEST_SHA256;
@@ -27,13 +29,25 @@ const char *rdmig_digest_name(uint32_t alg)
 		return "xxh3-128";
 	case RDMIG_DIGEST_SHA256:
 		return "sha256";
+	case RDMIG_DIGEST_XXH64:
+		return "xxh64";
 	}
 	return NULL;
 }
 
 size_t rdmig_digest_size(enum rdmig_digest_alg alg)
 {
-	return alg == RDMIG_DIGEST_XXH3_128 ? 16 : alg == RDMIG_DIGEST_SHA256 ? 32 : 0;
+	switch (alg) {
+	case RDMIG_DIGEST_XXH64:
+		return 8;
+	case RDMIG_DIGEST_XXH3_128:
+		return 16;
+	case RDMIG_DIGEST_SHA256:
+		return 32;
+	case RDMIG_DIGEST_OFF:
+		break;
+	}
+	return 0;
 }
 
 /* SHA-256 through the EVP interface: the one OpenSSL 3 maintains, which
@@ -50,7 +64,11 @@ void rdmig_digest_compute(enum rdmig_digest_alg alg, const void *data, size_t le
 			  uint8_t out[RDMIG_DIGEST_MAX])
 {
 	memset(out, 0, RDMIG_DIGEST_MAX);
-	if (alg == RDMIG_DIGEST_XXH3_128) {
+	if (alg == RDMIG_DIGEST_XXH64) {
+		XXH64_canonical_t c;
+		XXH64_canonicalFromHash(&c, XXH64(data, len, 0));
+		memcpy(out, c.digest, sizeof(c.digest));
+	} else if (alg == RDMIG_DIGEST_XXH3_128) {
 		XXH128_canonical_t c;
 		XXH128_canonicalFromHash(&c, XXH3_128bits(data, len));
 		memcpy(out, c.digest, sizeof(c.digest));

@@ -68,15 +68,16 @@ struct send_state {
 static void send_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig send --to ADDR:PORT [--pin-all] [--inline auto|0|N] [--json]\n"
-		   "                  [--timeout S] [--verify xxh3-128|sha256|off]\n"
+		   "                  [--timeout S] [--verify xxh64|xxh3-128|sha256|off]\n"
 		   "                  [--chunk-size SIZE] [-v] FILE|NAME=FILE...\n"
 		   "Each FILE becomes one RAM block named after its basename (or NAME).\n"
 		   "  --pin-all      ask the destination to register all its memory up front\n"
 		   "  --chunk-size SIZE  registration chunk, a power of two from 1M to 1G\n"
 		   "                 (default 1M); the receiver uses the same\n"
 		   "  --verify ALG   checksum every 4 MiB for the destination to check as it\n"
-		   "                 lands: xxh3-128 (default; against corruption), sha256, or\n"
-		   "                 off (the destination cannot check the data)\n"
+		   "                 lands: xxh64 (default; against corruption, and fast\n"
+		   "                 everywhere), xxh3-128, sha256 (cryptographic), or off\n"
+		   "                 (the destination cannot check the data)\n"
 		   "  --inline       inline size of control messages (default auto)\n"
 		   "  --timeout S    give up when the destination stays silent this long\n"
 		   "                 (0: never; default %d)\n"
@@ -113,7 +114,7 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 		if (c == 't')
 			to = optarg;
 		else if (c == 'V' && rdmig_digest_parse(optarg, &a->verify))
-			return cli_fail("send", "--verify takes xxh3-128, sha256 or off (see --help)") + 1;
+			return cli_fail("send", "--verify takes xxh64, xxh3-128, sha256 or off (see --help)") + 1;
 		else if (c == 'V')
 			continue;
 		else if ((r = mig_other_option(&a->m, "send", c, optarg, send_usage)))

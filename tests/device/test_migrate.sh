@@ -338,11 +338,20 @@ case_several_in_a_row() {
 	done
 }
 
-# --verify sha256 on send, --verify off on send, --verify off on recv: the
-# data arrives byte for byte each time; verified only when both check.
+# The default (xxh64), --verify xxh3-128 and sha256 on send, --verify off
+# on send, --verify off on recv: the data arrives byte for byte each time;
+# verified only when both check.
 case_verify_modes() {
 	local f=$WORK/v.bin out
 	rand "$f" $((9 * 1048576 + 77))
+	out=$WORK/out_def
+	migrate def "$PORT" "$out" "" "$f" || fail "default: did not start"
+	migration_checks def "send with the default digest" "$out" "$f"
+	check "send's default digest: recv says xxh64" grep -q '"verify": "xxh64"' "$WORK/def.recv.json"
+	out=$WORK/out_xxh3
+	migrate xxh3 "$PORT" "$out" "" --verify xxh3-128 "$f" || fail "xxh3-128: did not start"
+	migration_checks xxh3 "send --verify xxh3-128" "$out" "$f"
+	check "send --verify xxh3-128: recv says xxh3-128" grep -q '"verify": "xxh3-128"' "$WORK/xxh3.recv.json"
 	out=$WORK/out_sha
 	migrate sha "$PORT" "$out" "" --verify sha256 "$f" || fail "sha256: did not start"
 	migration_checks sha "send --verify sha256" "$out" "$f"

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_digest.c - librdmig-stream's checksums (stream/digest.c): known answers of
- * SHA-256 (FIPS 180-4) and XXH3-128 (xxhsum 0.8.1, `xxhsum -H2`, whose
- * output is the canonical big-endian form digest.c writes too), names,
- * sizes and hex.
+ * SHA-256 (FIPS 180-4), XXH64 and XXH3-128 (xxhsum 0.8.1, `xxhsum -H1`
+ * and `-H2`, whose output is the canonical big-endian form digest.c writes
+ * too), names, sizes and hex.
  */
 #include "check.h"
 #include <rdmig/imgstream.h>
@@ -50,6 +50,29 @@ TEST(sha256_known_answers)
 	free(p);
 }
 
+/* XXH64 has a path for under 32 bytes and one for 32 and more. */
+TEST(xxh64_known_answers)
+{
+	static const struct {
+		size_t len;
+		const char *hex;
+	} pat[] = {
+		{31, "c346d2b59b4d8ee1"},
+		{200, "50dc1079b99e879c"},
+		{1000, "f306f04aa88b54d3"},
+		{100000, "4cf75ee72cd8f4cc"},
+	};
+	uint8_t *p = pattern(100000);
+
+	CHECK_HEX(RDMIG_DIGEST_XXH64, "", 0, "ef46db3751d8e999");
+	CHECK_HEX(RDMIG_DIGEST_XXH64, "abc", 3, "44bc2cf5ad770999");
+	CHECK_HEX(RDMIG_DIGEST_XXH64, "The quick brown fox jumps over the lazy dog", 43,
+		  "0b242d361fda71bc");
+	for (size_t i = 0; i < sizeof(pat) / sizeof(*pat); i++)
+		CHECK_HEX(RDMIG_DIGEST_XXH64, p, pat[i].len, pat[i].hex);
+	free(p);
+}
+
 /* Each length takes another path of XXH3: 0, 1..3, 17..128, 129..240, long. */
 TEST(xxh3_128_known_answers)
 {
@@ -90,7 +113,7 @@ TEST(digest_depends_on_bytes_only)
 
 	for (int i = 0; i < 64; i++)
 		buf[i] = (uint8_t)(i * 3);
-	for (int alg = RDMIG_DIGEST_XXH3_128; alg <= RDMIG_DIGEST_SHA256; alg++) {
+	for (int alg = RDMIG_DIGEST_XXH3_128; alg <= RDMIG_DIGEST_XXH64; alg++) {
 		size_t n = rdmig_digest_size(alg);
 		rdmig_digest_compute(alg, buf, 32, a);
 		memmove(buf + 32, buf, 32);
@@ -108,9 +131,12 @@ TEST(digest_depends_on_bytes_only)
 TEST(parse_names)
 {
 	static const char *const bad[] = {"", "XXH3", "xxh3-64", "xxh3-128 ", "sha-256", "SHA256",
-					  "sha2561", "md5", "none", "0", "Off"};
+					  "sha2561", "md5", "none", "0", "Off", "XXH64", "xxh64 ",
+					  "xxh6"};
 	enum rdmig_digest_alg a;
 
+	CHECK_OK(rdmig_digest_parse("xxh64", &a));
+	CHECK_EQ(a, RDMIG_DIGEST_XXH64);
 	CHECK_OK(rdmig_digest_parse("xxh3-128", &a));
 	CHECK_EQ(a, RDMIG_DIGEST_XXH3_128);
 	a = RDMIG_DIGEST_OFF;
@@ -126,7 +152,7 @@ TEST(parse_names)
 			CHECK_FAIL_AT("'%s' parsed", bad[i]);
 		CHECK_EQ(a, RDMIG_DIGEST_SHA256); /* untouched */
 	}
-	CHECK_EQ(RDMIG_DIGEST_DEFAULT, RDMIG_DIGEST_XXH3_128);
+	CHECK_EQ(RDMIG_DIGEST_DEFAULT, RDMIG_DIGEST_XXH64);
 }
 
 TEST(names_and_sizes)
@@ -134,15 +160,17 @@ TEST(names_and_sizes)
 	CHECK_EQ(strcmp(rdmig_digest_name(RDMIG_DIGEST_OFF), "off"), 0);
 	CHECK_EQ(strcmp(rdmig_digest_name(RDMIG_DIGEST_XXH3_128), "xxh3-128"), 0);
 	CHECK_EQ(strcmp(rdmig_digest_name(RDMIG_DIGEST_SHA256), "sha256"), 0);
-	CHECK(rdmig_digest_name(3) == NULL);
+	CHECK_EQ(strcmp(rdmig_digest_name(RDMIG_DIGEST_XXH64), "xxh64"), 0);
+	CHECK(rdmig_digest_name(4) == NULL);
 	CHECK(rdmig_digest_name(255) == NULL);
 	CHECK(rdmig_digest_name(UINT32_MAX) == NULL);
 	CHECK_EQ(rdmig_digest_size(RDMIG_DIGEST_OFF), 0);
 	CHECK_EQ(rdmig_digest_size(RDMIG_DIGEST_XXH3_128), 16);
 	CHECK_EQ(rdmig_digest_size(RDMIG_DIGEST_SHA256), 32);
+	CHECK_EQ(rdmig_digest_size(RDMIG_DIGEST_XXH64), 8);
 	CHECK(RDMIG_DIGEST_MAX >= 32);
 	/* every name parses back to its value (the values travel in streams) */
-	for (uint32_t v = 0; v <= RDMIG_DIGEST_SHA256; v++) {
+	for (uint32_t v = 0; v <= RDMIG_DIGEST_XXH64; v++) {
 		enum rdmig_digest_alg a;
 		CHECK_OK(rdmig_digest_parse(rdmig_digest_name(v), &a));
 		CHECK_EQ(a, v);

@@ -346,6 +346,11 @@ TEST(every_split_position)
 	every_split(RDMIG_DIGEST_XXH3_128);
 }
 
+TEST(every_split_position_xxh64)
+{
+	every_split(RDMIG_DIGEST_XXH64);
+}
+
 TEST(every_split_position_digest_off)
 {
 	struct sample sm;
@@ -581,7 +586,7 @@ TEST(rejects_bad_params)
 		uint8_t d, s, c, z;
 		const char *what;
 	} bad[] = {
-		{3, 20, 20, 0, "digest 3 is unknown"},
+		{4, 20, 20, 0, "digest 4 is unknown"},
 		{255, 20, 20, 0, "digest 255 is unknown"},
 		{1, 19, 20, 0, "span 2^19 and chunk 2^20 bytes (each must be 2^20 to 2^30)"},
 		{1, 31, 20, 0, "span 2^31"},
@@ -594,7 +599,7 @@ TEST(rejects_bad_params)
 	};
 	static const struct {
 		uint8_t d, s, c;
-	} good[] = {{0, 20, 20}, {1, 30, 30}, {2, 20, 30}, {1, 30, 20}, {2, 25, 21}};
+	} good[] = {{0, 20, 20}, {1, 30, 30}, {2, 20, 30}, {1, 30, 20}, {2, 25, 21}, {3, 22, 20}};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		raw_start(&r, RDMIG_IMGS_HEADER_MAGIC, 2, 1);
@@ -613,7 +618,7 @@ TEST(rejects_bad_params)
 		CHECK_EQ(p.prm.span_shift, good[i].s);
 		CHECK_EQ(p.prm.chunk_shift, good[i].c);
 		CHECK_EQ(p.chunk_size, 1ull << good[i].c);
-		CHECK_EQ(p.dsize, good[i].d == 0 ? 0 : good[i].d == 1 ? 16 : 32);
+		CHECK_EQ(p.dsize, rdmig_digest_size(good[i].d));
 		CHECK_EQ(p.spans_total, 3ull << (30 - good[i].s));
 		CHECK_EQ(p.blocks[0].nspans, p.spans_total);
 		rdmig_imgs_parser_free(&p);
@@ -1067,9 +1072,9 @@ TEST(encoder_checks)
 	b[1].length = 0;
 	b[0].length = 5;
 	/* the parameters */
-	prm.digest = 3;
+	prm.digest = 4;
 	CHECK_EQ(rdmig_imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
-	CHECK_STR_CONTAINS(err, "digest 3 is unknown");
+	CHECK_STR_CONTAINS(err, "digest 4 is unknown");
 	prm = (struct rdmig_imgs_params){RDMIG_DIGEST_SHA256, 19, 20};
 	CHECK_EQ(rdmig_imgs_encode_header(&prm, b, 2, &out, &n, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "span 2^19");

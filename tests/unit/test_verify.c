@@ -320,6 +320,12 @@ TEST(round_trip_xxh3_4_threads)
 	round_trip(RDMIG_DIGEST_XXH3_128, 4, 4);
 }
 
+TEST(round_trip_xxh64)
+{
+	round_trip(RDMIG_DIGEST_XXH64, 1, 4);
+	round_trip(RDMIG_DIGEST_XXH64, 2, 2);
+}
+
 TEST(round_trip_sha256)
 {
 	round_trip(RDMIG_DIGEST_SHA256, 1, 4);
@@ -377,6 +383,14 @@ TEST(flipped_byte_fails_its_block_and_span)
 TEST(flipped_byte_sha256)
 {
 	one_flip(RDMIG_DIGEST_SHA256, 4, 7 * MIB + 3, 7);
+}
+
+TEST(flipped_byte_xxh64)
+{
+	one_flip(RDMIG_DIGEST_XXH64, 4, 9 * MIB + 5, 9);
+	if (check_failed)
+		return;
+	one_flip(RDMIG_DIGEST_XXH64, 3, 4 * MIB, 4);
 }
 
 /* Changes in several blocks, two in one: each block its own first span. */
