@@ -631,6 +631,20 @@ int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, 
  */
 int rdmig_source_set_keep_alive(struct rdmig_source *s, int interval_ms);
 int rdmig_source_keep_alive(struct rdmig_source *s);
+/*
+ * Lookahead (0.2, RDMIG_0.2).  With on != 0 and dynamic registration, the
+ * first write into chunk N of a block also sends the REGISTER_REQUEST of
+ * chunk N+1, when that chunk has no key yet and is not all zero in the
+ * source's memory, and takes its reply only when the next control message
+ * or the first write into N+1 needs it: the round trip and the
+ * destination's registration overlap chunk N on the wire instead of
+ * following it.  For callers that write a block's chunks in order, as a
+ * first pass does; a chunk asked for and never written stays registered
+ * on the destination (one chunk at most per guess).  The bytes are what
+ * QEMU sends, in another order, so a QEMU destination serves them too.
+ * Off by default.
+ */
+int rdmig_source_set_lookahead(struct rdmig_source *s, int on);
 /* Post what is pending, wait for every write to complete, and send
  * REGISTER_FINISHED.  Pages may then be sent again (a new iteration). */
 int rdmig_source_end_iteration(struct rdmig_source *s);

@@ -42,6 +42,18 @@ struct pending_write {
 	uint64_t offset, len;
 };
 
+/* A REGISTER_REQUEST sent before its chunk is written, whose reply is
+ * taken later (collect_ahead): the round trip and the destination's
+ * registration overlap the writes already queued. */
+struct request_ahead {
+	bool out;
+	uint32_t block;
+	uint64_t offset;
+	/* the chunk last considered: looked at once, however many writes */
+	bool seen;
+	uint32_t seen_block, seen_chunk;
+};
+
 struct rdmig_source {
 	struct engine_io io;
 	struct src_block *blocks;
@@ -50,6 +62,8 @@ struct rdmig_source {
 	bool set_up;
 	unsigned shift; /* chunks of 2^shift bytes (opts.chunk_size) */
 	struct pending_write pending;
+	bool lookahead;             /* rdmig_source_set_lookahead */
+	struct request_ahead ahead; /* the one request whose reply is not taken */
 	struct rdmig_engine_stats st;
 	struct latency_log rtt;
 	double register_t0; /* when the REGISTER_REQUEST awaiting its reply left */
@@ -66,9 +80,16 @@ static void stamp_control(struct rdmig_source *s)
 		s->last_control_us = rdmig__engine_now_us();
 }
 
+static int collect_ahead(struct rdmig_source *s);
+
+/* A reply the destination sent before its next READY is taken first: no
+ * control message may overtake it. */
 static int control_send(struct rdmig_source *s, const struct rdmig_msg *msg)
 {
-	int ret = s->io.ops->send(s->io.ctx, msg);
+	int ret = collect_ahead(s);
+
+	if (!ret)
+		ret = s->io.ops->send(s->io.ctx, msg);
 
 	stamp_control(s);
 	return ret;
@@ -76,7 +97,10 @@ static int control_send(struct rdmig_source *s, const struct rdmig_msg *msg)
 
 static int control_request(struct rdmig_source *s, const struct rdmig_msg *msg)
 {
-	int ret = s->io.ops->request_send(s->io.ctx, msg);
+	int ret = collect_ahead(s);
+
+	if (!ret)
+		ret = s->io.ops->request_send(s->io.ctx, msg);
 
 	stamp_control(s);
 	return ret;
@@ -355,6 +379,50 @@ static int take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t of
 	return rdmig__latency_log_add(&s->rtt, rdmig__engine_now_us() - s->register_t0);
 }
 
+/* Take the reply to the request sent ahead, if one is out. */
+static int collect_ahead(struct rdmig_source *s)
+{
+	struct request_ahead a = s->ahead;
+	int ret;
+
+	if (!a.out)
+		return 0;
+	s->ahead.out = false;
+	ret = take_register_result(s, a.block, a.offset);
+	s->st.register_ahead += !ret;
+	return ret;
+}
+
+/*
+ * With lookahead, while chunk N is about to be written: ask for chunk N+1
+ * of the same block now, and take the reply when it is needed.  Only for a
+ * chunk that has no key and is not all zero here (it will be written, not
+ * COMPRESSed), and only one request at a time: the destination sends its
+ * next READY after the reply, so a second control message waits for it.
+ */
+static int ask_ahead(struct rdmig_source *s, uint32_t bi, uint32_t chunk)
+{
+	struct src_block *b = &s->blocks[bi];
+	uint64_t offset = (uint64_t)chunk << s->shift;
+	int ret;
+
+	if (!s->lookahead || s->ahead.out || chunk >= b->nchunks || b->remote_ok[chunk] ||
+	    (s->ahead.seen && s->ahead.seen_block == bi && s->ahead.seen_chunk == chunk))
+		return 0;
+	s->ahead.seen = true;
+	s->ahead.seen_block = bi;
+	s->ahead.seen_chunk = chunk;
+	if (rdmig_is_zero(b->host + offset, engine_chunk_len(b->length, chunk, s->shift)))
+		return 0;
+	ret = ask_register(s, bi, offset);
+	if (!ret) {
+		s->ahead.out = true;
+		s->ahead.block = bi;
+		s->ahead.offset = offset;
+	}
+	return ret;
+}
+
 /* Make the pending merged range ready to write: with dynamic registration
  * a chunk without a key is registered, or COMPRESSed if the range is all
  * zero (then nothing is left to write and the range is no longer pending). */
@@ -367,6 +435,8 @@ static int settle_pending(struct rdmig_source *s)
 
 	if (!w->active || s->pin_all)
 		return 0;
+	if (!b->remote_ok[chunk] && (ret = collect_ahead(s))) /* it may be this chunk */
+		return ret;
 	if (!b->remote_ok[chunk]) {
 		if (rdmig_is_zero(b->host + w->offset, w->len)) {
 			w->active = false;
@@ -376,7 +446,9 @@ static int settle_pending(struct rdmig_source *s)
 		if (!ret)
 			ret = take_register_result(s, w->block, w->offset);
 	}
-	return ret ? ret : register_local_chunk(s, b, chunk);
+	if (!ret)
+		ret = register_local_chunk(s, b, chunk);
+	return ret ? ret : ask_ahead(s, w->block, chunk + 1);
 }
 
 /* Post the settled pending range as one RDMA WRITE. */
@@ -441,7 +513,7 @@ static bool can_register_ahead(const struct rdmig_source *s, uint32_t bi, uint64
 {
 	const struct src_block *b = &s->blocks[bi];
 
-	if (s->pin_all || !s->pending.active || b->remote_ok[offset >> s->shift])
+	if (s->pin_all || !s->pending.active || s->ahead.out || b->remote_ok[offset >> s->shift])
 		return false;
 	return !rdmig_is_zero(b->host + offset, len);
 }
@@ -469,6 +541,14 @@ static int queue_range(struct rdmig_source *s, uint32_t bi, uint64_t offset, uin
 	if (!ret)
 		s->pending = (struct pending_write){true, bi, offset, len};
 	return ret;
+}
+
+int rdmig_source_set_lookahead(struct rdmig_source *s, int on)
+{
+	if (!s)
+		return RDMIG_EINVAL;
+	s->lookahead = on != 0;
+	return 0;
 }
 
 int rdmig_source_set_keep_alive(struct rdmig_source *s, int interval_ms)

@@ -124,9 +124,23 @@ static int fake_flush_sends(void *ctx, int timeout_ms)
 	return 0;
 }
 
+/* The destination answers a request before its next READY: a control
+ * message sent while a reply is awaited would overtake it. */
+static void no_reply_awaited(const struct rdmig_msg *msg)
+{
+	if (fd.awaited != RDMIG_MSG_NONE) {
+		fprintf(stderr, "%s sent while %s is awaited\n", rdmig_msg_type_name(msg->type),
+			rdmig_msg_type_name(fd.awaited));
+		abort();
+	}
+}
+
 static int fake_send(void *ctx, const struct rdmig_msg *msg)
 {
-	struct event *e = log_event(EV_SEND);
+	struct event *e;
+
+	no_reply_awaited(msg);
+	e = log_event(EV_SEND);
 
 	e->type = msg->type;
 	e->len = msg->len;
@@ -137,7 +151,10 @@ static int fake_send(void *ctx, const struct rdmig_msg *msg)
 
 static int fake_request_send(void *ctx, const struct rdmig_msg *msg)
 {
-	struct event *e = log_event(EV_REQUEST);
+	struct event *e;
+
+	no_reply_awaited(msg);
+	e = log_event(EV_REQUEST);
 
 	e->type = msg->type;
 	if (msg->type == RDMIG_MSG_REGISTER_REQUEST) {
@@ -688,6 +705,110 @@ TEST(refuses_misplaced_replies)
 			   "RAM_BLOCKS_RESULT put the block at 0x7f0000000000");
 	CHECK_EQ(count(EV_ERROR, RDMIG_MSG_NONE), 1);
 	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 0);
+	finish(&r);
+}
+
+/* The kinds of the events logged, in order. */
+static bool events_are(const enum ev_kind *want, size_t n)
+{
+	if (fd.nev != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (fd.ev[i].kind != want[i])
+			return false;
+	return true;
+}
+
+/* Lookahead: chunk N+1's request (and our registration of it) goes out
+ * before chunk N's write is posted, and its reply is taken when chunk N+1
+ * is settled, so a whole chunk's write overlaps the round trip. */
+TEST(lookahead_asks_for_the_next_chunk)
+{
+	static const uint64_t len = 3 * MIB;
+	static const enum ev_kind want[] = {
+		EV_REQUEST, EV_REG, EV_REPLY,                     /* chunk 0 */
+		EV_REQUEST, EV_REG, EV_WRITE,                     /* 1 ahead, 0's write */
+		EV_REPLY,   EV_REQUEST, EV_REG, EV_WRITE,          /* 1's reply, 2 ahead */
+		EV_REPLY,   EV_WRITE,   EV_FLUSH, EV_SEND};        /* 2's reply, the end */
+	struct run r;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_EQ(rdmig_source_set_lookahead(NULL, 1), RDMIG_EINVAL);
+	CHECK_OK(rdmig_source_set_lookahead(r.s, 1));
+	CHECK_OK(rdmig_source_setup(r.s));
+	fd.nev = 0;
+	for (uint64_t off = 0; off < len; off += MIB)
+		CHECK_OK(rdmig_source_write(r.s, 0, off, MIB));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK(events_are(want, sizeof(want) / sizeof(*want)));
+	CHECK_EQ(fd.ev[3].reg.key, DEST_OFFSET(0) + MIB);
+	CHECK(fd.ev[4].addr == r.mem[0] + MIB);
+	CHECK_EQ(fd.ev[5].w.chunk, 0);
+	CHECK_EQ(fd.ev[7].reg.key, DEST_OFFSET(0) + 2 * MIB);
+	CHECK_EQ(fd.ev[9].w.chunk, 1);
+	CHECK_EQ(fd.ev[9].w.rkey, CHUNK_RKEY(1));
+	CHECK_EQ(fd.ev[11].w.chunk, 2);
+	CHECK_EQ(fd.ev[11].w.rkey, CHUNK_RKEY(2));
+	CHECK(fd.ev[11].w.signal);
+	rdmig_source_stats(r.s, &st);
+	CHECK_EQ(st.register_requests, 3);
+	CHECK_EQ(st.register_ahead, 2);
+	finish(&r);
+}
+
+/* A chunk that is all zero here is not asked for ahead: it goes as
+ * COMPRESS, and the destination registers nothing for it. */
+TEST(lookahead_skips_zero_chunks)
+{
+	static const uint64_t len = 3 * MIB;
+	struct run r;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	memset(r.mem[0] + MIB, 0, MIB);
+	CHECK_OK(rdmig_source_set_lookahead(r.s, 1));
+	CHECK_OK(rdmig_source_setup(r.s));
+	for (uint64_t off = 0; off < len; off += MIB)
+		CHECK_OK(rdmig_source_write(r.s, 0, off, MIB));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 2);
+	CHECK_EQ(count(EV_SEND, RDMIG_MSG_COMPRESS), 1);
+	CHECK_EQ(fd.ev[find(0, EV_SEND, RDMIG_MSG_COMPRESS)].comp.offset, DEST_OFFSET(0) + MIB);
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 2);
+	CHECK_EQ(nth_write(1)->chunk, 2);
+	rdmig_source_stats(r.s, &st);
+	CHECK_EQ(st.register_ahead, 0);
+	finish(&r);
+}
+
+/* Stream bytes while a request is out: its reply is taken first (the fake
+ * aborts on a control message that overtakes an awaited reply), and the
+ * chunk is not asked for again when it is written. */
+TEST(lookahead_reply_before_stream)
+{
+	static const uint64_t len = 2 * MIB;
+	static const char bytes[] = "span record";
+	struct run r;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_OK(rdmig_source_set_lookahead(r.s, 1));
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, MIB));
+	CHECK_OK(rdmig_source_write_stream(r.s, bytes, sizeof(bytes)));
+	long ahead = find(find(0, EV_REPLY, RDMIG_MSG_REGISTER_RESULT) + 1, EV_REQUEST,
+			  RDMIG_MSG_REGISTER_REQUEST);
+	long w = find(0, EV_WRITE, RDMIG_MSG_NONE);
+	long reply = find((size_t)ahead, EV_REPLY, RDMIG_MSG_REGISTER_RESULT);
+	long s = find(0, EV_SEND, RDMIG_MSG_QEMU_FILE);
+	CHECK(ahead >= 0 && w > ahead && reply > w && s > reply);
+	CHECK_OK(rdmig_source_write(r.s, 0, MIB, 4096));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 2);
+	CHECK_EQ(nth_write(1)->rkey, CHUNK_RKEY(1));
+	rdmig_source_stats(r.s, &st);
+	CHECK_EQ(st.register_ahead, 1);
 	finish(&r);
 }
 
