@@ -138,7 +138,9 @@ static int check_memlock(struct recv_state *s)
 	struct rdmig_caps caps;
 
 	rdmig_conn_caps(s->conn, &caps);
-	cli_memlock_need(caps.flags & RDMIG_CAP_PIN_ALL, s->blocks, s->ps.count, &need);
+	/* a dynamic registration pins the source's chunk, not QEMU's 1 MiB */
+	cli_memlock_need_chunk(caps.flags & RDMIG_CAP_PIN_ALL, s->ps.chunk_size, s->blocks,
+			       s->ps.count, &need);
 	return cli_memlock_check("recv", rdmig_conn_device(s->conn), &need, s->err,
 				 sizeof(s->err)) < 0 ? -1 : 0;
 }

@@ -4,7 +4,8 @@
  * `rdmig recv`, the way QEMU's source migrates guest RAM.
  *
  *   connect -> stream header (names, lengths) -> RAM_BLOCKS setup ->
- *   for every 1 MiB chunk: all zero  -> one write of the chunk (the library
+ *   for every chunk (32 MiB, or --chunk-size):
+ *                          all zero  -> one write of the chunk (the library
  *                                       sends COMPRESS instead of data)
  *                          otherwise -> a write per run of non-zero 4 KiB
  *                                       pages (zero pages are skipped: the
@@ -43,6 +44,14 @@
 /* Spans of 4 MiB: the receiver checks 4 MiB at a time as the data lands,
  * and a record per span costs one stream message per 4 MiB. */
 #define SPAN_SHIFT 22
+/* Inside chunks bigger than 32 MiB, records go every 32 MiB (send_spans). */
+#define RECORD_SHIFT 25
+/* Between two rdmigs the chunk size is free (the receiver reads it from the
+ * stream header), and 32 MiB measured faster than QEMU's 1 MiB with
+ * dynamic registration: 32x fewer REGISTER round trips and registrations
+ * (docs/performance.md).  send --qemu-replay keeps the 1 MiB of the QEMU
+ * it replays. */
+#define SEND_DEFAULT_CHUNK (32ull << 20)
 
 struct send_args {
 	struct mig_common m;
@@ -73,7 +82,7 @@ static void send_usage(FILE *f)
 		   "Each FILE becomes one RAM block named after its basename (or NAME).\n"
 		   "  --pin-all      ask the destination to register all its memory up front\n"
 		   "  --chunk-size SIZE  registration chunk, a power of two from 1M to 1G\n"
-		   "                 (default 1M); the receiver uses the same\n"
+		   "                 (default 32M); the receiver uses the same\n"
 		   "  --verify ALG   checksum every 4 MiB for the destination to check as it\n"
 		   "                 lands: xxh64 (default; against corruption, and fast\n"
 		   "                 everywhere), xxh3-128, sha256 (cryptographic), or off\n"
@@ -122,6 +131,8 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 	}
 	if (!to)
 		return cli_fail("send", "--to ADDR:PORT is required (see --help)") + 1;
+	if (!a->m.chunk_given)
+		a->m.opts.chunk_size = SEND_DEFAULT_CHUNK;
 	if (optind >= argc)
 		return cli_fail("send", "no FILE to send (see --help)") + 1;
 	if (argc - optind > (int)RDMIG_IMGS_MAX_BLOCKS) {
@@ -173,11 +184,12 @@ static int spans_handed(struct send_state *s, uint64_t handed)
 				       write_stream_bytes, s, s->err, sizeof(s->err));
 }
 
-/* Send one block chunk by chunk (the pool hashes it meanwhile), and the
- * records of its spans as they are handed over and hashed. */
-/* A chunk that is not all zero, a span at a time: a span's record can go
- * as soon as the span is handed over, however big the chunk (with 256 MiB
- * chunks the receiver otherwise checked the last 256 MiB after the end). */
+/* A chunk that is not all zero, a span at a time.  The spans' records go
+ * at the chunk's end (send_block), and every RECORD_SHIFT bytes inside a
+ * bigger chunk: with 256 MiB chunks the receiver would otherwise check
+ * the last 256 MiB after the end.  Not after every span: a record is a
+ * control message, and one sent while the next chunk's registration is
+ * out (lookahead) waits for that reply, with the wire idle meanwhile. */
 static int send_spans(struct send_state *s, uint32_t b, uint64_t off, uint64_t n)
 {
 	for (uint64_t at = off; at < off + n;) {
@@ -185,7 +197,9 @@ static int send_spans(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
 
 		if (end > off + n)
 			end = off + n;
-		if (send_pages(s, b, at, end - at) ||
+		if (send_pages(s, b, at, end - at))
+			return -1;
+		if (!(end & ((1ull << RECORD_SHIFT) - 1)) &&
 		    spans_handed(s, s->in.desc[b].first_span + (end >> SPAN_SHIFT)))
 			return -1;
 		at = end;
@@ -193,11 +207,11 @@ static int send_spans(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
 	return 0;
 }
 
-/* The registration chunk: --chunk-size, else the library's default.  The
- * writes are cut at it and the stream header announces it: both must agree. */
+/* The registration chunk (--chunk-size or SEND_DEFAULT_CHUNK).  The writes
+ * are cut at it and the stream header announces it: both must agree. */
 static uint64_t chunk_bytes(const struct send_state *s)
 {
-	return s->a.m.opts.chunk_size ? s->a.m.opts.chunk_size : RDMIG_CHUNK_SIZE;
+	return s->a.m.opts.chunk_size;
 }
 
 static int send_block(struct send_state *s, uint32_t b)
@@ -325,6 +339,10 @@ static int migrate(struct send_state *s)
 	if (start_hashing(s))
 		return -1;
 	if ((caps.flags & RDMIG_CAP_PIN_ALL) && rdmig_source_set_keep_alive(s->src, KEEP_ALIVE_MS))
+		return -1;
+	/* blocks go chunk after chunk: the next chunk's registration can
+	 * overlap this one's writes */
+	if (rdmig_source_set_lookahead(s->src, 1))
 		return -1;
 	mig_progress_start(&s->prog, "send", s->in.total);
 	for (uint32_t b = 0; b < (uint32_t)s->a.nfiles; b++)

@@ -186,18 +186,29 @@ case_memlock() {
 	check "... recv never saw it (it timed out waiting for a source)" \
 		eval 'error_lines r3 | grep -q "waiting for a source" && no_outputs "$WORK/out3"'
 
-	# dynamic: one chunk and the control buffers are enough to start; the
-	# random image needs every chunk
+	# dynamic with 1 MiB chunks: one chunk and the control buffers are
+	# enough to start; the random image needs every chunk
 	k=$((1536 + 2048))
 	limited "$k" nocap
 	RECV_WRAPPER=("${LIMITED[@]}")
-	if migrate 4 ""; then
+	if migrate 4 "" --chunk-size 1M; then
 		check "recv (dynamic) at $k KiB warns that it may need up to $KIB_PIN KiB" \
 			grep -q "^recv: warning: the locked-memory limit is $k KiB; this migration may need up to $KIB_PIN KiB" "$WORK/r4.err"
 		check "... and fails naming ulimit -l when the data outgrows it: $(error_lines r4)" \
 			eval '[ "$RECV_RC" = 1 ] && error_lines r4 | grep -q "ulimit -l" && [ "$SEND_RC" = 1 ]'
 	else
 		fail "recv (dynamic) at $k KiB did not run"
+	fi
+
+	# dynamic with send's default 32 MiB chunk: the 4 MiB image is one
+	# chunk, so recv knows from the stream header that it cannot start
+	if migrate 7 ""; then
+		check "recv (dynamic, 32 MiB chunks) at $k KiB: refused, needing $KIB_PIN KiB: $(error_lines r7)" \
+			eval '[ "$RECV_RC" = 1 ] && error_lines r7 | grep -q "limit is $k KiB; this migration needs $KIB_PIN KiB"'
+		check "... send fails with ERROR: $(error_lines s7)" \
+			eval '[ "$SEND_RC" = 1 ] && error_lines s7 | grep -q "peer sent ERROR"'
+	else
+		fail "recv (dynamic, 32 MiB chunks) at $k KiB did not run"
 	fi
 
 	limited 1024 nocap
