@@ -337,9 +337,13 @@ static bool sends_done(const struct rdmig_conn *c, const void *arg)
 	return conn_sq_outstanding(c) == 0;
 }
 
-/* Unsignaled WRs complete only with a later signaled one: when none is in
- * flight, post a signaled zero-length RDMA WRITE (it needs no memory key
- * and touches no memory) so that the wait below can end. */
+/* Unsignaled WRs complete only with a later signaled one: when the newest
+ * WR is unsignaled, post a signaled zero-length RDMA WRITE (it needs no
+ * memory key and touches no memory) so that the wait below can end.  A
+ * signaled WR in flight is not enough: it reports only itself and the WRs
+ * before it, and those after it would stay outstanding until the timeout
+ * (seen on siw: a write signaled because one was due, then a span record,
+ * then the end of the iteration). */
 static int post_flush(struct rdmig_conn *c)
 {
 	struct ibv_send_wr wr = {
@@ -363,7 +367,7 @@ int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
 
 	if (!c->established || c->disconnected || !conn_sq_outstanding(c))
 		return 0;
-	if (!c->sig_count) {
+	if (c->last_signaled != c->sq_posted) {
 		ret = rdmig__conn_sq_wait_room(c);
 		if (!ret)
 			ret = post_flush(c);

@@ -187,6 +187,9 @@ case_round_trips() {
 	rt32=$(json_num "$WORK/32M.dynamic.send.json" register_round_trips)
 	check "$RT_MIB MiB: 1M takes $rt1 round trips, 32M $rt32: at least 16x fewer" \
 		sixteen_times_fewer "$rt1" "$rt32"
+	# send's lookahead: chunk 1's request goes while chunk 0 is written
+	check "$RT_MIB MiB at 32M: the second chunk was registered ahead" \
+		[ "$(json_num "$WORK/32M.dynamic.send.json" register_ahead)" = 1 ]
 }
 
 case $CASE in

@@ -4,7 +4,9 @@
  * shape arrive byte for byte, with dynamic registration and with PIN_ALL;
  * zero chunks travel as COMPRESS; registrations are asked for ahead of
  * the previous chunk's write where they can be; a second iteration
- * re-sends changed pages; a block-count mismatch is refused.  (A hostile
+ * re-sends changed pages; a block-count mismatch is refused; the end of an
+ * iteration waits for every send, also when a signaled write is still in
+ * flight behind which an unsignaled send was posted.  (A hostile
  * peer, field by field: test_hostile.c.)
  *
  * The destination's memory starts as garbage (0xAA), so a missed COMPRESS
@@ -254,6 +256,86 @@ DEVICE_TEST(block_count_mismatch_is_refused)
 	CHECK_OK(pair_finish(&p, 60));
 	for (size_t i = 0; i < NSHAPES; i++)
 		free(mem[i]);
+}
+
+/* ------------------------------------------- the end waits for the tail -- */
+
+#define TAIL_LEN (16 * MIB)
+#define TAIL_PADS 4 /* iterations, with 0, 1, 2 and 3 padding messages */
+#define TAIL_DEPTH 8 /* the send queue: every 2nd WR is signaled */
+
+/* One block of TAIL_LEN; the data must match after every iteration. */
+static void dest_tail(struct rdmig_conn *c, void *argp)
+{
+	struct rdmig_block b = {"ram", garbage_block(TAIL_LEN), TAIL_LEN, 0};
+	uint8_t *want = malloc(TAIL_LEN);
+	struct rdmig_dest *d = NULL;
+	struct rdmig_event ev;
+	int iterations = 0, ended = 0;
+
+	(void)argp;
+	fill_pattern(want, TAIL_LEN, 7);
+	CHECK_OK(rdmig_dest_create(c, &d));
+	while (!ended && !check_failed) {
+		CHECK_OK(rdmig_dest_next(d, &ev));
+		if (ev.type == RDMIG_EV_BLOCKS_NEEDED)
+			CHECK_OK(rdmig_dest_set_blocks(d, &b, 1));
+		else if (ev.type == RDMIG_EV_ITERATION_DONE)
+			iterations += !memcmp(b.host, want, TAIL_LEN);
+		ended = ev.type == RDMIG_EV_END;
+	}
+	CHECK_EQ(iterations, TAIL_PADS);
+	rdmig_dest_destroy(d);
+	munmap(b.host, TAIL_LEN);
+	free(want);
+}
+
+/*
+ * With a send queue of 8 every 2nd WR is signaled.  Each iteration sends
+ * its padding messages, the block as 2 MiB writes (they take a while on a
+ * soft device), one stream message, and ends: in some iteration the last
+ * write is signaled and the stream message after it is not.  The end must
+ * not take that write's completion for the end of the queue: it used to
+ * wait there until its timeout (found with rdmig send --pin-all
+ * --chunk-size 1M on siw; this case timed out on siw, not on rxe).  One
+ * pair per test process: a second destination forked after a connection
+ * inherits that connection's device mappings.
+ */
+DEVICE_TEST(end_waits_for_sends_behind_a_signaled_write)
+{
+	struct pair p = {.dev = dev, .dest = dest_tail};
+	struct rdmig_block b;
+	uint8_t *mem = malloc(TAIL_LEN);
+	struct rdmig_opts o;
+	struct rdmig_conn *c = NULL;
+	struct rdmig_source *s = NULL;
+
+	test_opts(&o);
+	o.pin_all = true;
+	o.max_send_wr = TAIL_DEPTH;
+	o.timeout_ms = 10000;
+	test_opts(&p.dest_opts);
+	p.dest_opts.pin_all = true;
+	CHECK_OK(pair_start(&p));
+	fill_pattern(mem, TAIL_LEN, 7);
+	b = (struct rdmig_block){"ram", mem, TAIL_LEN, 0};
+	CHECK_OK(test_connect(&p, &o, &c));
+	CHECK_OK(rdmig_source_create(c, &b, 1, &s));
+	CHECK_OK(rdmig_source_setup(s));
+	for (int pad = 0; pad < TAIL_PADS && !check_failed; pad++) {
+		double t0 = rdmig_monotonic_seconds();
+		for (int k = 0; k < pad; k++)
+			CHECK_OK(rdmig_source_write_stream(s, "pad", 3));
+		CHECK_OK(rdmig_source_write(s, 0, 0, TAIL_LEN));
+		CHECK_OK(rdmig_source_write_stream(s, "tail", 4));
+		CHECK_OK(rdmig_source_end_iteration(s));
+		printf("# %d padding: the iteration ended after %.2f s\n", pad,
+		       rdmig_monotonic_seconds() - t0);
+	}
+	rdmig_source_destroy(s);
+	rdmig_conn_destroy(c);
+	CHECK_OK(pair_finish(&p, 120));
+	free(mem);
 }
 
 CHECK_MAIN()
