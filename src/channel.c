@@ -381,6 +381,13 @@ int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
 	return ret;
 }
 
+/* How long an aborting side waits for its owed READY (or message), and
+ * then for its ERROR to leave.  The READY can be queued behind a whole
+ * chunk of writes and a registration (with 32 MiB chunks on rxe in the
+ * test guest, over a second); an interrupted rdmig still exits well
+ * inside the peer's default 10 s timeout. */
+#define ABORT_WAIT_MS 3000
+
 /* Wait at most timeout_ms for the owed READY; false when it did not come. */
 static bool take_owed_ready(struct rdmig_conn *c, int timeout_ms)
 {
@@ -424,14 +431,14 @@ int rdmig_send_error(struct rdmig_conn *c)
 	 * while it writes data): take either first if it comes soon. */
 	memcpy(saved, c->errmsg, sizeof(saved));
 	if (c->ready_owed && !c->disconnected)
-		take_owed_ready(c, 1000);
+		take_owed_ready(c, ABORT_WAIT_MS);
 	else if (c->message_owed && !c->disconnected)
-		take_owed_message(c, 1000);
+		take_owed_message(c, ABORT_WAIT_MS);
 	ret = post_control(c, &error);
 	/* Give it a moment to leave before a disconnect could flush it; the
 	 * peer may well hang up as soon as it has read it, which is fine. */
 	if (!ret)
-		rdmig__conn_flush_sends(c, 1000);
+		rdmig__conn_flush_sends(c, ABORT_WAIT_MS);
 	memcpy(c->errmsg, saved, sizeof(saved));
 	return ret;
 }
