@@ -20,91 +20,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "engine.h"
-
-struct src_block {
-	char *name;
-	uint8_t *host;
-	uint64_t length;
-	uint32_t nchunks;
-	struct engine_mr **local_mr; /* per chunk (dynamic registration) */
-	struct engine_mr *block_mr;  /* the whole block (PIN_ALL) */
-	uint32_t *remote_rkey;    /* per chunk, valid where remote_ok */
-	uint8_t *remote_ok;       /* per chunk: the destination registered it */
-	uint64_t remote_host;     /* destination address of the block start */
-	uint64_t remote_offset;   /* destination RAM offset of the block */
-	uint32_t remote_block_rkey;
-};
-
-struct pending_write {
-	bool active;
-	uint32_t block;
-	uint64_t offset, len;
-};
-
-/* A REGISTER_REQUEST sent before its chunk is written, whose reply is
- * taken later (collect_ahead): the round trip and the destination's
- * registration overlap the writes already queued. */
-struct request_ahead {
-	bool out;
-	uint32_t block;
-	uint64_t offset;
-	/* the chunk last considered: looked at once, however many writes */
-	bool seen;
-	uint32_t seen_block, seen_chunk;
-};
-
-struct rdmig_source {
-	struct engine_io io;
-	struct src_block *blocks;
-	size_t nblocks;
-	bool pin_all;
-	bool set_up;
-	unsigned shift; /* chunks of 2^shift bytes (opts.chunk_size) */
-	struct pending_write pending;
-	bool lookahead;             /* rdmig_source_set_lookahead */
-	struct request_ahead ahead; /* the one request whose reply is not taken */
-	struct rdmig_engine_stats st;
-	struct latency_log rtt;
-	double register_t0; /* when the REGISTER_REQUEST awaiting its reply left */
-	int keep_alive_ms;     /* rdmig_source_set_keep_alive; 0: off */
-	double last_control_us; /* when the last control message left */
-};
-
-/* Every control message of the source goes through these two, so that
- * keep-alives know how long the connection has been silent; without
- * keep-alives nobody asks, and the clock is not read. */
-static void stamp_control(struct rdmig_source *s)
-{
-	if (s->keep_alive_ms)
-		s->last_control_us = rdmig__engine_now_us();
-}
-
-static int collect_ahead(struct rdmig_source *s);
-
-/* A reply the destination sent before its next READY is taken first: no
- * control message may overtake it. */
-static int control_send(struct rdmig_source *s, const struct rdmig_msg *msg)
-{
-	int ret = collect_ahead(s);
-
-	if (!ret)
-		ret = s->io.ops->send(s->io.ctx, msg);
-
-	stamp_control(s);
-	return ret;
-}
-
-static int control_request(struct rdmig_source *s, const struct rdmig_msg *msg)
-{
-	int ret = collect_ahead(s);
-
-	if (!ret)
-		ret = s->io.ops->request_send(s->io.ctx, msg);
-
-	stamp_control(s);
-	return ret;
-}
+#include "source_int.h"
 
 static void free_block(const struct engine_io *io, struct src_block *b)
 {
@@ -203,7 +119,7 @@ int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t le
 		return answer_violation(s, ret);
 	while (len) {
 		uint32_t n = len > RDMIG_MAX_STREAM_CHUNK ? RDMIG_MAX_STREAM_CHUNK : (uint32_t)len;
-		ret = control_send(s, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, n, p});
+		ret = rdmig__src_control_send(s, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, n, p});
 		if (ret)
 			return answer_violation(s, ret);
 		s->st.stream_bytes += n;
@@ -215,20 +131,13 @@ int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t le
 
 /* ----------------------------------------------------------------- setup -- */
 
-/* Source memory is only read by the HCA: no access flags beyond local read,
- * which also lets read-only file mappings be registered. */
-static struct engine_mr *register_local(struct rdmig_source *s, void *addr, uint64_t len)
-{
-	return s->io.ops->reg(s->io.ctx, addr, len, ENGINE_ACCESS_LOCAL_READ);
-}
-
 static int pin_all_local(struct rdmig_source *s)
 {
 	for (size_t i = 0; i < s->nblocks; i++) {
 		struct src_block *b = &s->blocks[i];
 		if (!b->length)
 			continue;
-		b->block_mr = register_local(s, b->host, b->length);
+		b->block_mr = rdmig__src_register_local(s, b->host, b->length);
 		if (!b->block_mr)
 			return rdmig__engine_reg_failed(&s->io, "source block", b->name, b->length);
 		s->st.chunks_registered += b->nchunks;
@@ -285,7 +194,7 @@ int rdmig_source_setup(struct rdmig_source *s)
 
 	if (s->set_up)
 		return engine_fail(&s->io, RDMIG_ESTATE, "rdmig_source_setup was already called");
-	ret = control_request(s, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL});
+	ret = rdmig__src_control_request(s, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL});
 	/* Pin our own memory while the destination pins its. */
 	if (!ret && s->pin_all)
 		ret = pin_all_local(s);
@@ -312,114 +221,10 @@ static int send_compress(struct rdmig_source *s, const struct pending_write *w)
 	int ret;
 
 	rdmig_encode_compress(&comp, rec);
-	ret = control_send(s,
+	ret = rdmig__src_control_send(s,
 			      &(struct rdmig_msg){RDMIG_MSG_COMPRESS, 1, sizeof(rec), rec});
 	if (!ret)
 		s->st.bytes_compressed += w->len;
-	return ret;
-}
-
-static int register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk)
-{
-	uint64_t start = (uint64_t)chunk << s->shift;
-	uint64_t len = engine_chunk_len(b->length, chunk, s->shift);
-
-	if (b->local_mr[chunk])
-		return 0;
-	b->local_mr[chunk] = register_local(s, b->host + start, len);
-	if (!b->local_mr[chunk])
-		return rdmig__engine_reg_failed(&s->io, "source chunk", b->name, len);
-	s->st.chunks_registered++;
-	return 0;
-}
-
-/* REGISTER_REQUEST for the chunk at OFFSET of block BI; our own chunk is
- * registered while the destination works on it.  The reply is taken by
- * take_register_result, and no other control message may go in between. */
-static int ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset)
-{
-	struct src_block *b = &s->blocks[bi];
-	/* chunks = how many chunks AFTER the first (as QEMU sends and reads it) */
-	struct rdmig_register reg = {.key = b->remote_offset + offset, .block_index = bi, .chunks = 0};
-	uint8_t rec[RDMIG_REGISTER_SIZE];
-	int ret;
-
-	s->register_t0 = rdmig__engine_now_us();
-	rdmig_encode_register(&reg, rec);
-	ret = control_request(s, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1, sizeof(rec),
-						     rec});
-	return ret ? ret : register_local_chunk(s, b, (uint32_t)(offset >> s->shift));
-}
-
-static int take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t offset)
-{
-	struct src_block *b = &s->blocks[bi];
-	uint32_t chunk = (uint32_t)(offset >> s->shift);
-	struct rdmig_register_result res;
-	struct rdmig_msg reply;
-	int ret = s->io.ops->request_reply(s->io.ctx, RDMIG_MSG_REGISTER_RESULT, &reply);
-
-	if (ret)
-		return ret;
-	if (reply.repeat != 1)
-		return rdmig__engine_abort(&s->io, RDMIG_EPROTO,
-				    "REGISTER_RESULT with repeat %u for a request of 1", reply.repeat);
-	rdmig_decode_register_result(reply.payload, &res);
-	/* The block start, as QEMU answers (and as RAM_BLOCKS_RESULT said):
-	 * any other address would aim our writes elsewhere. */
-	if (res.host_addr != b->remote_host)
-		return rdmig__engine_abort(&s->io, RDMIG_ERANGE,
-				    "REGISTER_RESULT for block %u (%s): host address 0x%llx, but "
-				    "RAM_BLOCKS_RESULT put the block at 0x%llx", bi, b->name,
-				    (unsigned long long)res.host_addr,
-				    (unsigned long long)b->remote_host);
-	b->remote_rkey[chunk] = res.rkey;
-	b->remote_ok[chunk] = 1;
-	s->st.register_requests++;
-	return rdmig__latency_log_add(&s->rtt, rdmig__engine_now_us() - s->register_t0);
-}
-
-/* Take the reply to the request sent ahead, if one is out. */
-static int collect_ahead(struct rdmig_source *s)
-{
-	struct request_ahead a = s->ahead;
-	int ret;
-
-	if (!a.out)
-		return 0;
-	s->ahead.out = false;
-	ret = take_register_result(s, a.block, a.offset);
-	s->st.register_ahead += !ret;
-	return ret;
-}
-
-/*
- * With lookahead, while chunk N is about to be written: ask for chunk N+1
- * of the same block now, and take the reply when it is needed.  Only for a
- * chunk that has no key and is not all zero here (it will be written, not
- * COMPRESSed), and only one request at a time: the destination sends its
- * next READY after the reply, so a second control message waits for it.
- */
-static int ask_ahead(struct rdmig_source *s, uint32_t bi, uint32_t chunk)
-{
-	struct src_block *b = &s->blocks[bi];
-	uint64_t offset = (uint64_t)chunk << s->shift;
-	int ret;
-
-	if (!s->lookahead || s->ahead.out || chunk >= b->nchunks || b->remote_ok[chunk] ||
-	    (s->ahead.seen && s->ahead.seen_block == bi && s->ahead.seen_chunk == chunk))
-		return 0;
-	s->ahead.seen = true;
-	s->ahead.seen_block = bi;
-	s->ahead.seen_chunk = chunk;
-	if (rdmig_is_zero(b->host + offset, engine_chunk_len(b->length, chunk, s->shift)))
-		return 0;
-	ret = ask_register(s, bi, offset);
-	if (!ret) {
-		s->ahead.out = true;
-		s->ahead.block = bi;
-		s->ahead.offset = offset;
-	}
 	return ret;
 }
 
@@ -435,20 +240,20 @@ static int settle_pending(struct rdmig_source *s)
 
 	if (!w->active || s->pin_all)
 		return 0;
-	if (!b->remote_ok[chunk] && (ret = collect_ahead(s))) /* it may be this chunk */
+	if (!b->remote_ok[chunk] && (ret = rdmig__src_collect_ahead(s))) /* it may be this chunk */
 		return ret;
 	if (!b->remote_ok[chunk]) {
 		if (rdmig_is_zero(b->host + w->offset, w->len)) {
 			w->active = false;
 			return send_compress(s, w);
 		}
-		ret = ask_register(s, w->block, w->offset);
+		ret = rdmig__src_ask_register(s, w->block, w->offset);
 		if (!ret)
-			ret = take_register_result(s, w->block, w->offset);
+			ret = rdmig__src_take_register_result(s, w->block, w->offset);
 	}
 	if (!ret)
-		ret = register_local_chunk(s, b, chunk);
-	return ret ? ret : ask_ahead(s, w->block, chunk + 1);
+		ret = rdmig__src_register_local_chunk(s, b, chunk);
+	return ret ? ret : rdmig__src_ask_ahead(s, w->block, chunk + 1);
 }
 
 /* Post the settled pending range as one RDMA WRITE. */
@@ -531,11 +336,11 @@ static int queue_range(struct rdmig_source *s, uint32_t bi, uint64_t offset, uin
 	if (ret)
 		return ret;
 	ahead = can_register_ahead(s, bi, offset, len);
-	ret = ahead ? ask_register(s, bi, offset) : 0;
+	ret = ahead ? rdmig__src_ask_register(s, bi, offset) : 0;
 	if (!ret)
 		ret = post_pending(s, false);
 	if (!ret && ahead) {
-		ret = take_register_result(s, bi, offset);
+		ret = rdmig__src_take_register_result(s, bi, offset);
 		s->st.register_ahead += !ret;
 	}
 	if (!ret)
@@ -574,7 +379,7 @@ int rdmig_source_keep_alive(struct rdmig_source *s)
 	if (!s->keep_alive_ms || !s->set_up ||
 	    rdmig__engine_now_us() - s->last_control_us < s->keep_alive_ms * 1000.0)
 		return 0;
-	return answer_violation(s, control_send(s, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0,
+	return answer_violation(s, rdmig__src_control_send(s, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0,
 								      NULL}));
 }
 
@@ -622,7 +427,7 @@ int rdmig_source_end_iteration(struct rdmig_source *s)
 	if (!ret) /* every write (and unsignaled control send) completed */
 		ret = s->io.ops->flush_sends(s->io.ctx, 0);
 	if (!ret)
-		ret = control_send(s,
+		ret = rdmig__src_control_send(s,
 				      &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
 	if (!ret)
 		s->st.iterations++;

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * source_int.h - what the source engine's two files share: the source's
+ * state (source.c: lifecycle, setup, writes) and its control messages and
+ * registrations (source_register.c).  Not installed.
+ */
+#ifndef RDMIG_SOURCE_INT_H
+#define RDMIG_SOURCE_INT_H
+
+#include "engine.h"
+
+struct src_block {
+	char *name;
+	uint8_t *host;
+	uint64_t length;
+	uint32_t nchunks;
+	struct engine_mr **local_mr; /* per chunk (dynamic registration) */
+	struct engine_mr *block_mr;  /* the whole block (PIN_ALL) */
+	uint32_t *remote_rkey;    /* per chunk, valid where remote_ok */
+	uint8_t *remote_ok;       /* per chunk: the destination registered it */
+	uint64_t remote_host;     /* destination address of the block start */
+	uint64_t remote_offset;   /* destination RAM offset of the block */
+	uint32_t remote_block_rkey;
+};
+
+struct pending_write {
+	bool active;
+	uint32_t block;
+	uint64_t offset, len;
+};
+
+/* A REGISTER_REQUEST sent before its chunk is written, whose reply is
+ * taken later (collect_ahead): the round trip and the destination's
+ * registration overlap the writes already queued. */
+struct request_ahead {
+	bool out;
+	uint32_t block;
+	uint64_t offset;
+	/* the chunk last considered: looked at once, however many writes */
+	bool seen;
+	uint32_t seen_block, seen_chunk;
+};
+
+struct rdmig_source {
+	struct engine_io io;
+	struct src_block *blocks;
+	size_t nblocks;
+	bool pin_all;
+	bool set_up;
+	unsigned shift; /* chunks of 2^shift bytes (opts.chunk_size) */
+	struct pending_write pending;
+	bool lookahead;             /* rdmig_source_set_lookahead */
+	struct request_ahead ahead; /* the one request whose reply is not taken */
+	struct rdmig_engine_stats st;
+	struct latency_log rtt;
+	double register_t0; /* when the REGISTER_REQUEST awaiting its reply left */
+	int keep_alive_ms;     /* rdmig_source_set_keep_alive; 0: off */
+	double last_control_us; /* when the last control message left */
+};
+
+/* source_register.c */
+int rdmig__src_control_send(struct rdmig_source *s, const struct rdmig_msg *msg);
+int rdmig__src_control_request(struct rdmig_source *s, const struct rdmig_msg *msg);
+struct engine_mr *rdmig__src_register_local(struct rdmig_source *s, void *addr, uint64_t len);
+int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk);
+int rdmig__src_ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset);
+int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t offset);
+int rdmig__src_collect_ahead(struct rdmig_source *s);
+int rdmig__src_ask_ahead(struct rdmig_source *s, uint32_t bi, uint32_t chunk);
+
+#endif

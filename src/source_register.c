@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * source_register.c - the source's control messages and registrations:
+ * every control message goes through rdmig__src_control_send/_request
+ * (which first take a reply asked for ahead), REGISTER_REQUEST and its
+ * reply, our own registration of a chunk, and lookahead (the next chunk
+ * asked for while this one is written).
+ */
+#include <string.h>
+#include "source_int.h"
+
+/* Every control message of the source goes through these two, so that
+ * keep-alives know how long the connection has been silent; without
+ * keep-alives nobody asks, and the clock is not read. */
+static void stamp_control(struct rdmig_source *s)
+{
+	if (s->keep_alive_ms)
+		s->last_control_us = rdmig__engine_now_us();
+}
+
+/* A reply the destination sent before its next READY is taken first: no
+ * control message may overtake it. */
+int rdmig__src_control_send(struct rdmig_source *s, const struct rdmig_msg *msg)
+{
+	int ret = rdmig__src_collect_ahead(s);
+
+	if (!ret)
+		ret = s->io.ops->send(s->io.ctx, msg);
+
+	stamp_control(s);
+	return ret;
+}
+
+int rdmig__src_control_request(struct rdmig_source *s, const struct rdmig_msg *msg)
+{
+	int ret = rdmig__src_collect_ahead(s);
+
+	if (!ret)
+		ret = s->io.ops->request_send(s->io.ctx, msg);
+
+	stamp_control(s);
+	return ret;
+}
+
+/* Source memory is only read by the HCA: no access flags beyond local read,
+ * which also lets read-only file mappings be registered. */
+struct engine_mr *rdmig__src_register_local(struct rdmig_source *s, void *addr, uint64_t len)
+{
+	return s->io.ops->reg(s->io.ctx, addr, len, ENGINE_ACCESS_LOCAL_READ);
+}
+
+int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk)
+{
+	uint64_t start = (uint64_t)chunk << s->shift;
+	uint64_t len = engine_chunk_len(b->length, chunk, s->shift);
+
+	if (b->local_mr[chunk])
+		return 0;
+	b->local_mr[chunk] = rdmig__src_register_local(s, b->host + start, len);
+	if (!b->local_mr[chunk])
+		return rdmig__engine_reg_failed(&s->io, "source chunk", b->name, len);
+	s->st.chunks_registered++;
+	return 0;
+}
+
+/* REGISTER_REQUEST for the chunk at OFFSET of block BI; our own chunk is
+ * registered while the destination works on it.  The reply is taken by
+ * rdmig__src_take_register_result, and no other control message may go in between. */
+int rdmig__src_ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset)
+{
+	struct src_block *b = &s->blocks[bi];
+	/* chunks = how many chunks AFTER the first (as QEMU sends and reads it) */
+	struct rdmig_register reg = {.key = b->remote_offset + offset, .block_index = bi, .chunks = 0};
+	uint8_t rec[RDMIG_REGISTER_SIZE];
+	int ret;
+
+	s->register_t0 = rdmig__engine_now_us();
+	rdmig_encode_register(&reg, rec);
+	ret = rdmig__src_control_request(s, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1, sizeof(rec),
+						     rec});
+	return ret ? ret : rdmig__src_register_local_chunk(s, b, (uint32_t)(offset >> s->shift));
+}
+
+int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t offset)
+{
+	struct src_block *b = &s->blocks[bi];
+	uint32_t chunk = (uint32_t)(offset >> s->shift);
+	struct rdmig_register_result res;
+	struct rdmig_msg reply;
+	int ret = s->io.ops->request_reply(s->io.ctx, RDMIG_MSG_REGISTER_RESULT, &reply);
+
+	if (ret)
+		return ret;
+	if (reply.repeat != 1)
+		return rdmig__engine_abort(&s->io, RDMIG_EPROTO,
+				    "REGISTER_RESULT with repeat %u for a request of 1", reply.repeat);
+	rdmig_decode_register_result(reply.payload, &res);
+	/* The block start, as QEMU answers (and as RAM_BLOCKS_RESULT said):
+	 * any other address would aim our writes elsewhere. */
+	if (res.host_addr != b->remote_host)
+		return rdmig__engine_abort(&s->io, RDMIG_ERANGE,
+				    "REGISTER_RESULT for block %u (%s): host address 0x%llx, but "
+				    "RAM_BLOCKS_RESULT put the block at 0x%llx", bi, b->name,
+				    (unsigned long long)res.host_addr,
+				    (unsigned long long)b->remote_host);
+	b->remote_rkey[chunk] = res.rkey;
+	b->remote_ok[chunk] = 1;
+	s->st.register_requests++;
+	return rdmig__latency_log_add(&s->rtt, rdmig__engine_now_us() - s->register_t0);
+}
+
+/* Take the reply to the request sent ahead, if one is out. */
+int rdmig__src_collect_ahead(struct rdmig_source *s)
+{
+	struct request_ahead a = s->ahead;
+	int ret;
+
+	if (!a.out)
+		return 0;
+	s->ahead.out = false;
+	ret = rdmig__src_take_register_result(s, a.block, a.offset);
+	s->st.register_ahead += !ret;
+	return ret;
+}
+
+/*
+ * With lookahead, while chunk N is about to be written: ask for chunk N+1
+ * of the same block now, and take the reply when it is needed.  Only for a
+ * chunk that has no key and is not all zero here (it will be written, not
+ * COMPRESSed), and only one request at a time: the destination sends its
+ * next READY after the reply, so a second control message waits for it.
+ */
+int rdmig__src_ask_ahead(struct rdmig_source *s, uint32_t bi, uint32_t chunk)
+{
+	struct src_block *b = &s->blocks[bi];
+	uint64_t offset = (uint64_t)chunk << s->shift;
+	int ret;
+
+	if (!s->lookahead || s->ahead.out || chunk >= b->nchunks || b->remote_ok[chunk] ||
+	    (s->ahead.seen && s->ahead.seen_block == bi && s->ahead.seen_chunk == chunk))
+		return 0;
+	s->ahead.seen = true;
+	s->ahead.seen_block = bi;
+	s->ahead.seen_chunk = chunk;
+	if (rdmig_is_zero(b->host + offset, engine_chunk_len(b->length, chunk, s->shift)))
+		return 0;
+	ret = rdmig__src_ask_register(s, bi, offset);
+	if (!ret) {
+		s->ahead.out = true;
+		s->ahead.block = bi;
+		s->ahead.offset = offset;
+	}
+	return ret;
+}
