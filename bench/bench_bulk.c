@@ -160,14 +160,16 @@ static void print_send_json(FILE *f, const struct bench_args *a, const struct rd
 		   "\"bytes_written\": %llu, \"bytes_compressed\": %llu, \"writes_posted\": %llu, "
 		   "\"writes_signaled\": %llu, \"register_round_trips\": %llu, "
 		   "\"register_ahead\": %llu, \"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, "
-		   "\"chunks_registered\": %llu, ",
+		   "\"chunks_registered\": %llu, \"register_wait_seconds\": %.6f, "
+		   "\"register_seconds\": %.6f, ",
 		a->file, (unsigned long long)total, t->total_us / 1e6, t->setup_us / 1e6,
 		(double)total / t->total_us, hash_name[a->hash], t->hash_seconds,
 		a->hash ? hex : "", (unsigned long long)st->bytes_written,
 		(unsigned long long)st->bytes_compressed, (unsigned long long)st->writes_posted,
 		(unsigned long long)st->writes_signaled, (unsigned long long)st->register_requests,
 		(unsigned long long)st->register_ahead, st->register_rtt_p50_us, st->register_rtt_p99_us,
-		(unsigned long long)st->chunks_registered);
+		(unsigned long long)st->chunks_registered, st->register_wait_seconds,
+		st->register_seconds);
 	json_conn(f, c);
 	fprintf(f, "}\n");
 }
@@ -308,11 +310,12 @@ int bench_bulk_recv(const struct bench_args *a)
 	if (json) {
 		fprintf(json, "{\"command\": \"bulk-recv\", \"file\": \"%s\", \"bytes_total\": %llu, "
 			      "\"seconds\": %.6f, \"verified\": %s, \"register_requests\": %llu, "
-			      "\"bytes_compressed\": %llu, \"chunks_registered\": %llu, ",
+			      "\"bytes_compressed\": %llu, \"chunks_registered\": %llu, "
+			      "\"register_seconds\": %.6f, ",
 			a->file, (unsigned long long)file.len, (t_end - t0) / 1e6,
 			same ? "true" : "false", (unsigned long long)st.register_requests,
 			(unsigned long long)st.bytes_compressed,
-			(unsigned long long)st.chunks_registered);
+			(unsigned long long)st.chunks_registered, st.register_seconds);
 		json_conn(json, c);
 		fprintf(json, "}\n");
 		close_json(a, json);

@@ -583,12 +583,22 @@ struct rdmig_engine_stats {
 	uint64_t stream_bytes;         /* QEMU_FILE payload bytes */
 	uint64_t iterations;           /* REGISTER_FINISHED sent / received */
 	/* registration round-trip latencies in microseconds (source only),
-	 * from the request to its reply; a request sent ahead waits behind
-	 * the writes queued before it, and its time includes them */
+	 * from the request to its reply, of the requests whose reply was
+	 * waited for at once; a request sent ahead waits behind the writes
+	 * queued before it, and since 0.2 those (register_ahead) are left
+	 * out: their cost is what register_wait_seconds shows */
 	double register_rtt_p50_us, register_rtt_p99_us;
 	/* of register_requests (source): those sent ahead, before the previous
 	 * chunk's write was posted, so that the round trip overlapped it */
 	uint64_t register_ahead;
+	/* Since 0.2 (callers built against 0.1 pass a smaller size and do not
+	 * see them).  register_wait_seconds (source): time spent waiting for
+	 * REGISTER_RESULTs, ahead or not; writes already posted may keep the
+	 * wire busy meanwhile.  register_seconds: time spent registering
+	 * local memory (chunks, or whole blocks with PIN_ALL); on a
+	 * destination that is where fresh pages are faulted in. */
+	double register_wait_seconds;
+	double register_seconds;
 };
 
 struct rdmig_source;

@@ -249,7 +249,7 @@ static int settle_pending(struct rdmig_source *s)
 		}
 		ret = rdmig__src_ask_register(s, w->block, w->offset);
 		if (!ret)
-			ret = rdmig__src_take_register_result(s, w->block, w->offset);
+			ret = rdmig__src_take_register_result(s, w->block, w->offset, false);
 	}
 	if (!ret)
 		ret = rdmig__src_register_local_chunk(s, b, chunk);
@@ -339,10 +339,8 @@ static int queue_range(struct rdmig_source *s, uint32_t bi, uint64_t offset, uin
 	ret = ahead ? rdmig__src_ask_register(s, bi, offset) : 0;
 	if (!ret)
 		ret = post_pending(s, false);
-	if (!ret && ahead) {
-		ret = rdmig__src_take_register_result(s, bi, offset);
-		s->st.register_ahead += !ret;
-	}
+	if (!ret && ahead)
+		ret = rdmig__src_take_register_result(s, bi, offset, true);
 	if (!ret)
 		s->pending = (struct pending_write){true, bi, offset, len};
 	return ret;

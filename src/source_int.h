@@ -64,7 +64,8 @@ int rdmig__src_control_request(struct rdmig_source *s, const struct rdmig_msg *m
 struct engine_mr *rdmig__src_register_local(struct rdmig_source *s, void *addr, uint64_t len);
 int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk);
 int rdmig__src_ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset);
-int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t offset);
+int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t offset,
+				    bool ahead);
 int rdmig__src_collect_ahead(struct rdmig_source *s);
 int rdmig__src_ask_ahead(struct rdmig_source *s, uint32_t bi, uint32_t chunk);
 

@@ -46,7 +46,11 @@ int rdmig__src_control_request(struct rdmig_source *s, const struct rdmig_msg *m
  * which also lets read-only file mappings be registered. */
 struct engine_mr *rdmig__src_register_local(struct rdmig_source *s, void *addr, uint64_t len)
 {
-	return s->io.ops->reg(s->io.ctx, addr, len, ENGINE_ACCESS_LOCAL_READ);
+	double t0 = rdmig_monotonic_seconds();
+	struct engine_mr *mr = s->io.ops->reg(s->io.ctx, addr, len, ENGINE_ACCESS_LOCAL_READ);
+
+	s->st.register_seconds += rdmig_monotonic_seconds() - t0;
+	return mr;
 }
 
 int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk)
@@ -81,14 +85,20 @@ int rdmig__src_ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset
 	return ret ? ret : rdmig__src_register_local_chunk(s, b, (uint32_t)(offset >> s->shift));
 }
 
-int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t offset)
+/* AHEAD: the request went before the writes now queued, so its round
+ * trip says more about them than about the network: only the wait counts. */
+int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t offset,
+				    bool ahead)
 {
 	struct src_block *b = &s->blocks[bi];
 	uint32_t chunk = (uint32_t)(offset >> s->shift);
 	struct rdmig_register_result res;
 	struct rdmig_msg reply;
+	double t0 = rdmig__engine_now_us();
 	int ret = s->io.ops->request_reply(s->io.ctx, RDMIG_MSG_REGISTER_RESULT, &reply);
+	double t1 = rdmig__engine_now_us();
 
+	s->st.register_wait_seconds += (t1 - t0) / 1e6;
 	if (ret)
 		return ret;
 	if (reply.repeat != 1)
@@ -106,21 +116,19 @@ int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_
 	b->remote_rkey[chunk] = res.rkey;
 	b->remote_ok[chunk] = 1;
 	s->st.register_requests++;
-	return rdmig__latency_log_add(&s->rtt, rdmig__engine_now_us() - s->register_t0);
+	s->st.register_ahead += ahead;
+	return ahead ? 0 : rdmig__latency_log_add(&s->rtt, t1 - s->register_t0);
 }
 
 /* Take the reply to the request sent ahead, if one is out. */
 int rdmig__src_collect_ahead(struct rdmig_source *s)
 {
 	struct request_ahead a = s->ahead;
-	int ret;
 
 	if (!a.out)
 		return 0;
 	s->ahead.out = false;
-	ret = rdmig__src_take_register_result(s, a.block, a.offset);
-	s->st.register_ahead += !ret;
-	return ret;
+	return rdmig__src_take_register_result(s, a.block, a.offset, true);
 }
 
 /*

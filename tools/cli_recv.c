@@ -403,6 +403,7 @@ static void print_json(const struct recv_state *s)
 	cj_u64(o, "iterations", s->st.iterations);
 	cj_u64(o, "register_requests", s->st.register_requests);
 	cj_u64(o, "chunks_registered", s->st.chunks_registered);
+	cj_fixed(o, "register_seconds", s->st.register_seconds, 6);
 	mig_json_conn(o, s->conn);
 	cj_print(o);
 }
@@ -416,11 +417,11 @@ static void print_human(const struct recv_state *s)
 	for (uint32_t i = 0; i < s->ps.count; i++)
 		good += (uint32_t)s->res[i].ok;
 	printf("recv: %u block%s, %s in %.2f s (%.1f MB/s), %llu iteration%s, %llu registrations "
-	       "served, %s compressed\n", s->ps.count, s->ps.count == 1 ? "" : "s",
-	       mig_size(s->ps.total, a, sizeof(a)), secs,
+	       "served (%.2f s registering), %s compressed\n", s->ps.count,
+	       s->ps.count == 1 ? "" : "s", mig_size(s->ps.total, a, sizeof(a)), secs,
 	       secs > 0 ? (double)s->ps.total / secs / 1e6 : 0.0,
 	       (unsigned long long)s->st.iterations, s->st.iterations == 1 ? "" : "s",
-	       (unsigned long long)s->st.register_requests,
+	       (unsigned long long)s->st.register_requests, s->st.register_seconds,
 	       mig_size(s->st.bytes_compressed, b, sizeof(b)));
 	mig_print_conn("recv", s->conn);
 	if (s->vf.alg == RDMIG_DIGEST_OFF)

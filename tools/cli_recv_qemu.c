@@ -430,6 +430,7 @@ static void print_json(const struct rq_state *s)
 	cj_u64(o, "iterations", s->st.iterations);
 	cj_u64(o, "register_requests", s->st.register_requests);
 	cj_u64(o, "chunks_registered", s->st.chunks_registered);
+	cj_fixed(o, "register_seconds", s->st.register_seconds, 6);
 	cj_u64(o, "ready_inline", k.sent_inline[RDMIG_MSG_READY]);
 	cj_u64(o, "ready_copied", k.sent_copied[RDMIG_MSG_READY]);
 	cj_u64(o, "register_result_inline", k.sent_inline[RDMIG_MSG_REGISTER_RESULT]);

@@ -211,18 +211,11 @@ static int send_spans(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
 	return 0;
 }
 
-/* The registration chunk (--chunk-size or SEND_DEFAULT_CHUNK).  The writes
- * are cut at it and the stream header announces it: both must agree. */
-static uint64_t chunk_bytes(const struct send_state *s)
-{
-	return s->a.m.opts.chunk_size;
-}
-
 static int send_block(struct send_state *s, uint32_t b)
 {
 	const uint8_t *base = s->in.f[b].map;
 	uint64_t len = s->in.f[b].length;
-	uint64_t chunk = chunk_bytes(s);
+	uint64_t chunk = s->a.m.opts.chunk_size; /* as the stream header says */
 
 	for (uint64_t off = 0; off < len; off += chunk) {
 		uint64_t n = len - off < chunk ? len - off : chunk;
@@ -284,7 +277,7 @@ static int finish_hashing(struct send_state *s)
 
 static int write_stream_part(struct send_state *s, int trailer)
 {
-	uint64_t chunk = chunk_bytes(s);
+	uint64_t chunk = s->a.m.opts.chunk_size; /* as the stream header says */
 	struct rdmig_imgs_params prm = {s->a.verify, SPAN_SHIFT, (uint32_t)__builtin_ctzll(chunk)};
 	uint8_t *buf;
 	size_t len;
@@ -428,11 +421,13 @@ static void print_human(const struct send_state *s, const struct rdmig_engine_st
 		       rdmig_digest_name(s->a.verify), s->vf.hash_seconds, s->vf.threads,
 		       s->vf.threads == 1 ? "" : "s", s->vf.exposed_seconds);
 	printf("send: %llu RDMA writes, %llu register round trips (%llu ahead of the previous "
-	       "write; p50 %.1f us, p99 %.1f us), %llu iteration%s\n",
+	       "write; the others p50 %.1f us, p99 %.1f us), %llu iteration%s\n",
 	       (unsigned long long)st->writes_posted, (unsigned long long)st->register_requests,
 	       (unsigned long long)st->register_ahead, st->register_rtt_p50_us,
 	       st->register_rtt_p99_us, (unsigned long long)st->iterations,
 	       st->iterations == 1 ? "" : "s");
+	printf("send: %.2f s waiting for REGISTER_RESULTs, %.2f s registering our memory\n",
+	       st->register_wait_seconds, st->register_seconds);
 	mig_print_conn("send", s->conn);
 }
 

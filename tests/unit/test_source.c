@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "check.h"
 #include "engine_io.h"
@@ -65,6 +66,8 @@ struct fake_dest {
 	int fail_reply_with;   /* request_reply fails with this code (0: never) */
 
 	unsigned regs, fail_reg_at; /* fail the nth registration (0: never) */
+	/* a slow destination or HCA: sleeps in the seam, for the timings */
+	unsigned reg_sleep_ms, later_reply_sleep_ms; /* the second reply on */
 	struct engine_mr mr[MAX_REGS];
 	bool live[MAX_REGS];
 	uint64_t writes_signaled;
@@ -90,6 +93,8 @@ static struct engine_mr *fake_reg(void *ctx, void *addr, uint64_t len, enum engi
 	e->addr = addr;
 	e->len = len;
 	e->access = access;
+	if (fd.reg_sleep_ms)
+		nanosleep(&(struct timespec){0, fd.reg_sleep_ms * 1000000L}, NULL);
 	if (fd.regs == fd.fail_reg_at || n >= MAX_REGS) {
 		errno = ENOMEM;
 		return NULL;
@@ -201,6 +206,8 @@ static int fake_request_reply(void *ctx, uint32_t reply_type, struct rdmig_msg *
 		abort();
 	}
 	fd.awaited = RDMIG_MSG_NONE;
+	if (reply_type == RDMIG_MSG_REGISTER_RESULT && fd.replies && fd.later_reply_sleep_ms)
+		nanosleep(&(struct timespec){0, fd.later_reply_sleep_ms * 1000000L}, NULL);
 	if (fd.fail_reply_with)
 		return rdmig__fail(&fd.opts, fd.errmsg, fd.fail_reply_with,
 				   "the peer sent ERROR while we waited for %s",
@@ -754,6 +761,34 @@ TEST(lookahead_asks_for_the_next_chunk)
 	rdmig_source_stats(r.s, &st);
 	CHECK_EQ(st.register_requests, 3);
 	CHECK_EQ(st.register_ahead, 2);
+	finish(&r);
+}
+
+/* Time waiting for replies ahead counts as waiting, not as round trips:
+ * a reply taken late says how long the writes queued before it took.
+ * Here the first reply (waited for at once) is immediate and the two
+ * taken ahead are slow, so the round trips stay short and the waits long;
+ * and the three local registrations are timed. */
+TEST(lookahead_waits_are_not_round_trips)
+{
+	static const uint64_t len = 3 * MIB;
+	struct run r;
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_OK(rdmig_source_set_lookahead(r.s, 1));
+	CHECK_OK(rdmig_source_setup(r.s));
+	fd.reg_sleep_ms = 5;
+	fd.later_reply_sleep_ms = 200;
+	for (uint64_t off = 0; off < len; off += MIB)
+		CHECK_OK(rdmig_source_write(r.s, 0, off, MIB));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+	rdmig_source_stats(r.s, &st);
+	CHECK_EQ(st.register_requests, 3);
+	CHECK_EQ(st.register_ahead, 2);
+	CHECK(st.register_rtt_p99_us < 150000); /* the slow ones are not in it */
+	CHECK(st.register_wait_seconds >= 0.4);
+	CHECK(st.register_seconds >= 0.015);
 	finish(&r);
 }
 
