@@ -131,15 +131,25 @@ int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t le
 
 /* ----------------------------------------------------------------- setup -- */
 
-static int pin_all_local(struct rdmig_source *s)
+/* Register our blocks whole: with PIN_ALL, where a block that cannot be
+ * registered fails the setup, or with rdmig_source_set_pin_local, where
+ * it is registered chunk by chunk instead, as without the option. */
+static int register_blocks_whole(struct rdmig_source *s)
 {
 	for (size_t i = 0; i < s->nblocks; i++) {
 		struct src_block *b = &s->blocks[i];
 		if (!b->length)
 			continue;
 		b->block_mr = rdmig__src_register_local(s, b->host, b->length);
-		if (!b->block_mr)
+		if (!b->block_mr && s->pin_all)
 			return rdmig__engine_reg_failed(&s->io, "source block", b->name, b->length);
+		if (!b->block_mr) {
+			rdmig__log(s->io.opts, RDMIG_LOG_INFO,
+				   "cannot register source block %s whole (%llu bytes): %s; "
+				   "registering it chunk by chunk", b->name,
+				   (unsigned long long)b->length, strerror(errno));
+			continue;
+		}
 		s->st.chunks_registered += b->nchunks;
 	}
 	return 0;
@@ -195,9 +205,10 @@ int rdmig_source_setup(struct rdmig_source *s)
 	if (s->set_up)
 		return engine_fail(&s->io, RDMIG_ESTATE, "rdmig_source_setup was already called");
 	ret = rdmig__src_control_request(s, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL});
-	/* Pin our own memory while the destination pins its. */
-	if (!ret && s->pin_all)
-		ret = pin_all_local(s);
+	/* Pin our own memory while the destination pins its (or, with
+	 * dynamic registration, builds its answer). */
+	if (!ret && (s->pin_all || s->pin_local))
+		ret = register_blocks_whole(s);
 	if (!ret)
 		ret = s->io.ops->request_reply(s->io.ctx, RDMIG_MSG_RAM_BLOCKS_RESULT, &reply);
 	if (!ret)
@@ -268,7 +279,7 @@ static int post_pending(struct rdmig_source *s, bool last)
 	if (!w.active)
 		return 0;
 	s->pending.active = false;
-	lkey = s->pin_all ? b->block_mr->lkey : b->local_mr[chunk]->lkey;
+	lkey = b->block_mr ? b->block_mr->lkey : b->local_mr[chunk]->lkey;
 	rkey = s->pin_all ? b->remote_block_rkey : b->remote_rkey[chunk];
 	ret = s->io.ops->post_write(s->io.ctx, &(struct engine_write){
 		.local = b->host + w.offset,
@@ -344,6 +355,17 @@ static int queue_range(struct rdmig_source *s, uint32_t bi, uint64_t offset, uin
 	if (!ret)
 		s->pending = (struct pending_write){true, bi, offset, len};
 	return ret;
+}
+
+int rdmig_source_set_pin_local(struct rdmig_source *s, int on)
+{
+	if (!s)
+		return RDMIG_EINVAL;
+	if (s->set_up)
+		return engine_fail(&s->io, RDMIG_ESTATE,
+				   "rdmig_source_set_pin_local after rdmig_source_setup");
+	s->pin_local = on != 0;
+	return 0;
 }
 
 int rdmig_source_set_lookahead(struct rdmig_source *s, int on)

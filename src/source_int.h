@@ -15,7 +15,7 @@ struct src_block {
 	uint64_t length;
 	uint32_t nchunks;
 	struct engine_mr **local_mr; /* per chunk (dynamic registration) */
-	struct engine_mr *block_mr;  /* the whole block (PIN_ALL) */
+	struct engine_mr *block_mr;  /* the whole block (PIN_ALL, or pin_local) */
 	uint32_t *remote_rkey;    /* per chunk, valid where remote_ok */
 	uint8_t *remote_ok;       /* per chunk: the destination registered it */
 	uint64_t remote_host;     /* destination address of the block start */
@@ -50,6 +50,7 @@ struct rdmig_source {
 	unsigned shift; /* chunks of 2^shift bytes (opts.chunk_size) */
 	struct pending_write pending;
 	bool lookahead;             /* rdmig_source_set_lookahead */
+	bool pin_local;             /* rdmig_source_set_pin_local */
 	struct request_ahead ahead; /* the one request whose reply is not taken */
 	struct rdmig_engine_stats st;
 	struct latency_log rtt;

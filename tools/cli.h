@@ -99,6 +99,9 @@ void cli_memlock_need_chunk(bool pin_all, uint64_t chunk_size, const struct rdmi
  * below need->most. */
 int cli_memlock_check(const char *cmd, const char *device, const struct cli_memlock_need *need,
 		      char *err, size_t errlen);
+/* Does the limit (or its absence) let this process pin need->most on
+ * device: all of its blocks as well as the control buffers? */
+bool cli_memlock_covers_most(const char *device, const struct cli_memlock_need *need);
 /* Is capability bit cap set in the CapEff line of a /proc/PID/status text? */
 bool cli_capeff_has(const char *status, int cap);
 

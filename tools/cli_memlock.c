@@ -87,16 +87,29 @@ static bool exempt_from_limit(const char *device)
 	return cli_capeff_has(status, CAP_IPC_LOCK);
 }
 
-int cli_memlock_check(const char *cmd, const char *device, const struct cli_memlock_need *need,
-		      char *err, size_t errlen)
+/* The limit this process pins under on device, or UINT64_MAX for none. */
+static uint64_t memlock_limit(const char *device)
 {
 	struct rlimit rl;
-	uint64_t limit;
 
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
 	    exempt_from_limit(device))
+		return UINT64_MAX;
+	return (uint64_t)rl.rlim_cur;
+}
+
+bool cli_memlock_covers_most(const char *device, const struct cli_memlock_need *need)
+{
+	return need->most <= memlock_limit(device);
+}
+
+int cli_memlock_check(const char *cmd, const char *device, const struct cli_memlock_need *need,
+		      char *err, size_t errlen)
+{
+	uint64_t limit = memlock_limit(device);
+
+	if (limit == UINT64_MAX)
 		return 0;
-	limit = (uint64_t)rl.rlim_cur;
 	if (need->least > limit) {
 		snprintf(err, errlen, "the locked-memory limit is %" PRIu64 " KiB; this migration "
 			 "needs %" PRIu64 " KiB (%s): raise it with ulimit -l (LimitMEMLOCK= for a "

@@ -306,6 +306,16 @@ static int check_memlock(struct send_state *s, bool pin_all, const char *device)
 	return cli_memlock_check("send", device, &need, s->err, sizeof(s->err));
 }
 
+/* Whether our blocks may be pinned whole (rdmig_source_set_pin_local). */
+static bool pin_local_fits(const struct send_state *s, const char *device)
+{
+	struct cli_memlock_need need;
+
+	cli_memlock_need_chunk(false, s->a.m.opts.chunk_size, s->in.blocks, (size_t)s->a.nfiles,
+			       &need);
+	return cli_memlock_covers_most(device, &need);
+}
+
 /* The migration proper.  Errors of the library leave their message in the
  * source or connection handle; our own go to s->err. */
 static int migrate(struct send_state *s)
@@ -327,6 +337,10 @@ static int migrate(struct send_state *s)
 		return -1;
 	if ((ret = rdmig_source_create(s->conn, s->in.blocks, (size_t)s->a.nfiles, &s->src)))
 		return ret;
+	/* our files registered whole at setup, not a chunk at a time between
+	 * the writes, when the limit lets us pin them all */
+	if (pin_local_fits(s, rdmig_conn_device(s->conn)) && rdmig_source_set_pin_local(s->src, 1))
+		return -1;
 	/* the header goes first, as QEMU's block list does: the destination
 	 * needs it to allocate its blocks before RAM_BLOCKS_REQUEST */
 	if ((ret = write_stream_part(s, 0)) || (ret = rdmig_source_setup(s->src)))

@@ -792,6 +792,55 @@ TEST(lookahead_waits_are_not_round_trips)
 	finish(&r);
 }
 
+/* With pin-local the source registers its block whole during setup, between
+ * RAM_BLOCKS_REQUEST and its reply, and writes with that key; the
+ * destination still gets a REGISTER_REQUEST per chunk. */
+TEST(pin_local_registers_blocks_whole_at_setup)
+{
+	static const uint64_t len = 3 * MIB;
+	static const enum ev_kind want[] = {EV_REQUEST, EV_REG, EV_REPLY};
+	struct run r;
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_EQ(rdmig_source_set_pin_local(NULL, 1), RDMIG_EINVAL);
+	CHECK_OK(rdmig_source_set_pin_local(r.s, 1));
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK(events_are(want, sizeof(want) / sizeof(*want)));
+	CHECK(fd.ev[1].addr == r.mem[0]);
+	CHECK_EQ(fd.ev[1].len, len);
+	CHECK_EQ(rdmig_source_set_pin_local(r.s, 0), RDMIG_ESTATE); /* too late */
+	for (uint64_t off = 0; off < len; off += MIB)
+		CHECK_OK(rdmig_source_write(r.s, 0, off, MIB));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 1);
+	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 3);
+	for (unsigned i = 0; i < 3; i++) {
+		CHECK_EQ(nth_write(i)->lkey, LOCAL_KEY(0));
+		CHECK_EQ(nth_write(i)->rkey, CHUNK_RKEY(i));
+	}
+	finish(&r);
+}
+
+/* A block that cannot be pinned whole (the locked-memory limit) is
+ * registered chunk by chunk, as without the option: not an error. */
+TEST(pin_local_falls_back_to_chunks)
+{
+	static const uint64_t len = 2 * MIB;
+	struct run r;
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_OK(rdmig_source_set_pin_local(r.s, 1));
+	fd.fail_reg_at = 1;
+	CHECK_OK(rdmig_source_setup(r.s));
+	for (uint64_t off = 0; off < len; off += MIB)
+		CHECK_OK(rdmig_source_write(r.s, 0, off, MIB));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 3); /* the block, refused; two chunks */
+	CHECK_EQ(nth_write(0)->lkey, LOCAL_KEY(1));
+	CHECK_EQ(nth_write(1)->lkey, LOCAL_KEY(2));
+	finish(&r);
+}
+
 /* A chunk that is all zero here is not asked for ahead: it goes as
  * COMPRESS, and the destination registers nothing for it. */
 TEST(lookahead_skips_zero_chunks)
