@@ -70,6 +70,7 @@ struct send_state {
 	struct rdmig_verify vf;           /* span digests, hashed meanwhile */
 	uint64_t handed;            /* spans handed to the library so far */
 	bool pin_all;               /* the connection's: no registration requests */
+	bool pin_local;             /* our blocks registered whole (rdmig_source_set_pin_local) */
 	uint64_t done, skipped_zero;
 	double t_start, t_end;
 	char err[512];
@@ -339,7 +340,8 @@ static int migrate(struct send_state *s)
 		return ret;
 	/* our files registered whole at setup, not a chunk at a time between
 	 * the writes, when the limit lets us pin them all */
-	if (pin_local_fits(s, rdmig_conn_device(s->conn)) && rdmig_source_set_pin_local(s->src, 1))
+	s->pin_local = pin_local_fits(s, rdmig_conn_device(s->conn));
+	if (s->pin_local && rdmig_source_set_pin_local(s->src, 1))
 		return -1;
 	/* the header goes first, as QEMU's block list does: the destination
 	 * needs it to allocate its blocks before RAM_BLOCKS_REQUEST */
@@ -408,6 +410,7 @@ static void print_json(const struct send_state *s, const struct rdmig_engine_sta
 	cj_u64(o, "writes_signaled", st->writes_signaled);
 	cj_u64(o, "iterations", st->iterations);
 	mig_json_register(o, st);
+	cj_bool(o, "pin_local", s->pin_local);
 	cj_u64(o, "chunks_registered", st->chunks_registered);
 	mig_json_conn(o, s->conn);
 	cj_print(o);

@@ -148,7 +148,7 @@ limited() {
 }
 
 case_memlock() {
-	local k
+	local k n
 	if ! command -v setpriv >/dev/null || ! command -v prlimit >/dev/null; then
 		fail "setpriv and prlimit (util-linux) are needed"
 		return
@@ -210,6 +210,34 @@ case_memlock() {
 	else
 		fail "recv (dynamic, 32 MiB chunks) at $k KiB did not run"
 	fi
+
+	# the source pins its files whole only when the limit covers them all;
+	# below that, chunk by chunk as before: an image whose third MiB is
+	# zero (COMPRESSed, never registered) migrates with a limit of the
+	# control buffers and three chunks, and with the limit of all four
+	# chunks the files go whole
+	head -c $((2 * 1048576)) "$IMG" >"$WORK/zero3.bin"
+	head -c 1048576 /dev/zero >>"$WORK/zero3.bin"
+	tail -c 1048576 "$IMG" >>"$WORK/zero3.bin"
+	RECV_WRAPPER=()
+	for n in 8 9; do
+		[ $n = 8 ] && k=$((1536 + 3072)) || k=$KIB_PIN
+		limited "$k" nocap
+		start_recv "r$n" $((PORT + n)) "$WORK/out$n" --timeout 20 || { fail "recv did not start"; return; }
+		bg "s$n" --as "${LIMITED[@]}" -- send --to "$IP:$((PORT + n))" --timeout 20 --chunk-size 1M \
+			--json "$WORK/zero3.bin"
+		wait_end "s$n" 120
+		SEND_RC=$END_RC
+		wait_end "r$n" 60
+		if [ $n = 9 ]; then
+			check "send (dynamic) with a limit of $k KiB, all it pins: its files go whole (pin_local true, exit $SEND_RC): $(error_lines s9)" \
+				eval '[ "$SEND_RC" = 0 ] && [ "$END_RC" = 0 ] && grep -q "\"pin_local\": true" "$WORK/s9.out"'
+		else
+			check "send (dynamic) with a limit of $k KiB, below all of its files: chunk by chunk (pin_local false, exit $SEND_RC): $(error_lines s8)" \
+				eval '[ "$SEND_RC" = 0 ] && [ "$END_RC" = 0 ] && grep -q "\"pin_local\": false" "$WORK/s8.out"'
+		fi
+		check "... and the image arrived" cmp -s "$WORK/zero3.bin" "$WORK/out$n/zero3.bin.img"
+	done
 
 	limited 1024 nocap
 	bg r5 --as "${LIMITED[@]}" -- recv --listen "$IP:$((PORT + 5))" --out "$WORK/out5"
