@@ -271,6 +271,11 @@ def bulk_part(out, res):
             row["register_rtt_p50_us"] = x.get("register_rtt_p50_us")
             row["register_round_trips"] = x.get("register_round_trips")
             row["register_ahead"] = x.get("register_ahead")
+            # where registration time went: the source waiting for results,
+            # the source registering its memory, the destination its
+            row["register_wait_seconds"] = x.get("register_wait_seconds")
+            row["register_seconds"] = [x.get("register_seconds"),
+                                       (r.get("peer") or {}).get("register_seconds")]
             row["bytes_written"] = x.get("bytes_written")
             row["bytes_compressed"] = x.get("bytes_compressed")
             row["verified"] = (r.get("peer") or {}).get("verified")
@@ -344,17 +349,25 @@ def chunks_part(out, res):
         table.append({"chunk_MiB": CHUNK_KINDS[r["kind"]], "device": r["device"],
                       "image": r["image"], "registration": r["registration"],
                       "seconds": r["seconds"], "e2e_seconds": r.get("e2e_seconds"),
-                      "register_round_trips": r.get("register_round_trips")})
+                      "register_round_trips": r.get("register_round_trips"),
+                      "register_wait_seconds": r.get("register_wait_seconds"),
+                      "register_seconds": r.get("register_seconds") or [None, None]})
     table.sort(key=lambda t: (t["device"], t["image"], t["registration"], t["chunk_MiB"]))
     print("\n## Registration chunk size: rdmig send -> recv (--chunk-size)")
-    print("%-6s %-8s %-7s %9s %9s %9s %12s" % ("device", "image", "reg", "chunk MiB", "seconds",
-                                             "e2e s", "reg trips"))
+    print("(wait s: the source waiting for REGISTER_RESULTs; src/dst reg s: each side\n"
+          " registering its own memory)")
+    fmt = "%-6s %-8s %-7s %9s %9s %9s %12s %8s %10s %10s"
+    print(fmt % ("device", "image", "reg", "chunk MiB", "seconds", "e2e s", "reg trips",
+                 "wait s", "src reg s", "dst reg s"))
+    num = lambda v: "%.2f" % v if v is not None else "-"
     for t in table:
-        print("%-6s %-8s %-7s %9s %9s %9s %12s" % (
+        print(fmt % (
             t["device"], t["image"], t["registration"], t["chunk_MiB"],
             "%.2f" % t["seconds"] if t["seconds"] else "FAILED",
             "%.2f" % t["e2e_seconds"] if t["e2e_seconds"] else "-",
-            t["register_round_trips"] if t["register_round_trips"] is not None else "-"))
+            t["register_round_trips"] if t["register_round_trips"] is not None else "-",
+            num(t["register_wait_seconds"]), num(t["register_seconds"][0]),
+            num(t["register_seconds"][1])))
     def get(dev, img, reg, mib, field):
         return next((t[field] for t in table if (t["device"], t["image"], t["registration"],
                                                   t["chunk_MiB"]) == (dev, img, reg, mib)), None)
