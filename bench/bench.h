@@ -16,6 +16,8 @@ struct bench_args {
 	int pin_all;
 	int hash;          /* bulk-send --hash: BENCH_HASH_* */
 	int spin_us;       /* --spin: the library's busy-poll; < 0 = its default */
+	uint64_t chunk_size; /* bulk --chunk-size; 0: the library's 1 MiB */
+	int send_settings; /* bulk-send --as-send: lookahead and pin-local, as rdmig send */
 };
 
 enum { BENCH_HASH_NONE, BENCH_HASH_INLINE, BENCH_HASH_THREAD };

@@ -210,6 +210,8 @@ int bench_bulk_send(const struct bench_args *a)
 		return 1;
 	bench_opts(a, &o);
 	o.pin_all = a->pin_all;
+	if (a->chunk_size)
+		o.chunk_size = a->chunk_size;
 	t0 = bench_now_us(); /* as `rdmig send`: connect .. end of the iteration */
 	if (a->hash == BENCH_HASH_THREAD) {
 		if (pthread_create(&hasher.thread, NULL, hash_file, &hasher)) {
@@ -222,7 +224,8 @@ int bench_bulk_send(const struct bench_args *a)
 		goto out;
 	if (rdmig_source_create(c, &(struct rdmig_block){"bulk", (void *)(uintptr_t)file.p,
 							 file.len, 0}, 1, &s) ||
-	    rdmig_source_setup(s)) {
+	    rdmig_source_set_lookahead(s, a->send_settings) ||
+	    rdmig_source_set_pin_local(s, a->send_settings) || rdmig_source_setup(s)) {
 		bench_die("bulk-send", rdmig_conn_errmsg(c));
 		goto out;
 	}
@@ -298,6 +301,7 @@ int bench_bulk_recv(const struct bench_args *a)
 		goto out;
 	t0 = bench_now_us();
 	if (rdmig_dest_create(c, &d) ||
+	    (a->chunk_size && rdmig_dest_set_chunk_size(d, a->chunk_size)) ||
 	    rdmig_dest_set_blocks(d, &(struct rdmig_block){"bulk", mem, file.len, 0}, 1) ||
 	    receive_all(d)) {
 		bench_die("bulk-recv", d ? rdmig_dest_errmsg(d) : rdmig_conn_errmsg(c));

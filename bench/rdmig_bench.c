@@ -517,8 +517,10 @@ static void usage(void)
 		"                        round trip) --count N [--spin US]\n"
 		"       rdmig-bench footprint --to ADDR:PORT [--json FILE]   (server --conns 2)\n"
 		"       rdmig-bench bulk-recv --listen ADDR:PORT --file F [--pin-all] [--json FILE]\n"
+		"                             [--chunk-size BYTES]\n"
 		"       rdmig-bench bulk-send --to ADDR:PORT --file F [--pin-all] [--json FILE]\n"
-		"                             [--hash none|inline|thread]\n"
+		"                             [--hash none|inline|thread] [--chunk-size BYTES]\n"
+		"                             [--as-send]  (lookahead and pin-local, as rdmig send)\n"
 		"       rdmig-bench regmr [--dev NAME] [--mb N] [--pieces 1,2,4] [--rounds R]\n");
 }
 
@@ -532,6 +534,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		{"bytes", required_argument, NULL, 'b'},  {"count", required_argument, NULL, 'k'},
 		{"spin", required_argument, NULL, 's'},   {"file", required_argument, NULL, 'f'},
 		{"pin-all", no_argument, NULL, 'P'},      {"hash", required_argument, NULL, 'H'},
+		{"chunk-size", required_argument, NULL, 'C'}, {"as-send", no_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0}};
 	int c;
 
@@ -555,6 +558,8 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
 		case 's': a->spin_us = atoi(optarg); break;
 		case 'f': a->file = optarg; break;
 		case 'P': a->pin_all = 1; break;
+		case 'C': a->chunk_size = strtoull(optarg, NULL, 10); break;
+		case 'S': a->send_settings = 1; break;
 		case 'H':
 			a->hash = !strcmp(optarg, "inline")   ? BENCH_HASH_INLINE
 				  : !strcmp(optarg, "thread") ? BENCH_HASH_THREAD

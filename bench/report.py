@@ -294,7 +294,8 @@ def bulk_part(out, res):
     res["bulk"] = {"bulk_mib": d["bulk_mib"], "ib_write_bw": ceil, "rows": rows}
     print("\n## Bulk: one %d MiB RAM block (seconds from connect to the end of the "
           "iteration; QEMU: query-migrate total-time)" % d["bulk_mib"])
-    print("kinds: engine = rdmig-bench bulk (library only), hashthread = the same with XXH64\n"
+    print("kinds: engine = rdmig-bench bulk (library only, set up as rdmig send sets it:\n"
+          "lookahead, pin-local; engine_32M: at 32 MiB chunks), hashthread = the same with XXH64\n"
           "of the block on a second thread, tool = rdmig send -> recv (XXH64 span digests\n"
           "checked as the data lands; toolxxh3: XXH3-128; toolsha: SHA-256; tooloff: --verify\n"
           "off); e2e s: from\n"
@@ -466,16 +467,19 @@ def verify_goal(bulk):
     def by(kind, field):
         return {(r["device"], r["image"], r["registration"]): r.get(field)
                 for r in bulk if r["kind"] == kind}
-    eng, qemu = by("engine", "e2e_seconds"), by("qemu", "seconds")
+    qemu = by("qemu", "seconds")
     per = {}
     for r in bulk:
-        if r["kind"] != "tool":
+        if r["kind"] not in CHUNK_KINDS:
             continue
+        # the engine at the same chunk size: tool -> engine, tool_32M -> engine_32M
+        eng = by("engine" + r["kind"][len("tool"):], "e2e_seconds")
         key = (r["device"], r["image"], r["registration"])
-        per["%s %s %s" % key] = {"tool_e2e": r.get("e2e_seconds"),
-                                 "engine_e2e": eng.get(key), "qemu72": qemu.get(key),
-                                 "over_engine": ratio(r.get("e2e_seconds"), eng.get(key)),
-                                 "over_qemu72": ratio(r.get("e2e_seconds"), qemu.get(key))}
+        name = "%s %s %s" % key + ("" if r["kind"] == "tool" else " " + r["kind"][len("tool_"):])
+        per[name] = {"tool_e2e": r.get("e2e_seconds"),
+                     "engine_e2e": eng.get(key), "qemu72": qemu.get(key),
+                     "over_engine": ratio(r.get("e2e_seconds"), eng.get(key)),
+                     "over_qemu72": ratio(r.get("e2e_seconds"), qemu.get(key))}
     eng_r = [v["over_engine"] for v in per.values()]
     q_r = [v["over_qemu72"] for v in per.values()]
     worst = max(eng_r) if eng_r and all(eng_r) else None

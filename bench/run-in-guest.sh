@@ -28,8 +28,9 @@
 # names them, fetched on the host before the boot; bulk kinds qemu, qemu10,
 # qemu10i), RDMIG_BENCH_KINDS ("engine hashthread tool": the rdmig runs of
 # the bulk part; also tool1, toolxxh3, toolsha, tooloff), RDMIG_BENCH_IMAGES ("random
-# halfzero"), RDMIG_BENCH_CHUNKS ("1M": each tool kind runs at each of
-# these --chunk-size values; kinds tool_4M, tool_32M... for the others).
+# halfzero"), RDMIG_BENCH_CHUNKS ("1M": each engine and tool kind runs at
+# each of these --chunk-size values, in MiB; kinds engine_32M, tool_32M...
+# for the others; the engine with rdmig send's library settings).
 # Engine and tool runs also record e2e_seconds: from the
 # sender's start until both ends have exited (the receiver verified and
 # wrote its images).  Every process
@@ -226,19 +227,25 @@ ib_write_bw_run() {
 	BW=$(awk '$1 == 1048576 {print $4}' "$out.txt" | tail -n1)
 }
 
-# engine_run KIND DEV IP IMG REG: rdmig-bench bulk-recv / bulk-send; KIND
-# engine (no hashing) or hashthread (XXH3-128 of the block on a second thread)
+# engine_run KIND DEV IP IMG REG CHUNK: rdmig-bench bulk-recv / bulk-send
+# --chunk-size CHUNK --as-send (the library set up as rdmig send sets it:
+# lookahead and pin-local); KIND engine (no hashing) or hashthread (XXH64
+# of the block on a second thread), recorded as KIND for 1M and
+# KIND_CHUNK otherwise, as the tool's runs
 engine_run() {
-	local kind=$1 dev=$2 ip=$3 img=$4 reg=$5 tag=$1_$2_$4_$5 flag= hash=none rpid src rrc t0
+	local kind=$1 dev=$2 ip=$3 img=$4 reg=$5 chunk=$6 flag= hash=none rpid src rrc t0 tag bytes
+	[ "$chunk" = 1M ] || kind=${kind}_$chunk
+	tag=${kind}_${dev}_${img}_${reg}
+	bytes=$(( ${chunk%M} << 20 ))
 	[ "$reg" = pin-all ] && flag=--pin-all
-	[ "$kind" = hashthread ] && hash=thread
+	[[ $kind == hashthread* ]] && hash=thread
 	timeout 900 "$BUILD/rdmig-bench" bulk-recv --listen "$ip:$PORT" --file "$DATA/$img.img" $flag \
-		--json "$OUT/$tag.recv.json" 2>"$OUT/$tag.recv.err" &
+		--chunk-size $bytes --json "$OUT/$tag.recv.json" 2>"$OUT/$tag.recv.err" &
 	rpid=$!
 	wait_listening "$OUT/$tag.recv.err" $rpid
 	t0=$(date +%s.%N)
 	timeout 900 "$BUILD/rdmig-bench" bulk-send --to "$ip:$PORT" --file "$DATA/$img.img" $flag \
-		--hash $hash --json "$OUT/$tag.json" 2>"$OUT/$tag.err"
+		--chunk-size $bytes --as-send --hash $hash --json "$OUT/$tag.json" 2>"$OUT/$tag.err"
 	src=$?
 	wait $rpid
 	rrc=$?
@@ -355,9 +362,11 @@ bulk() {
 		note "ib_write_bw $dev (before): ${BW:-?} MB/s (BW average, 1 MiB RDMA WRITEs, 20 s)"
 			for img in $IMAGES; do
 			for reg in dynamic pin-all; do
-				[[ " $KINDS " == *" engine "* ]] && engine_run engine "$dev" "$ip" "$img" "$reg"
-				[[ " $KINDS " == *" hashthread "* ]] && [ $img = random ] &&
-					engine_run hashthread "$dev" "$ip" "$img" "$reg"
+				for c in $CHUNKS; do
+					[[ " $KINDS " == *" engine "* ]] && engine_run engine "$dev" "$ip" "$img" "$reg" "$c"
+					[[ " $KINDS " == *" hashthread "* ]] && [ $img = random ] &&
+						engine_run hashthread "$dev" "$ip" "$img" "$reg" "$c"
+				done
 				for k in tool tool1 toolxxh3 toolsha tooloff; do
 					[[ " $KINDS " == *" $k "* ]] || continue
 					for c in $CHUNKS; do tool_run "$k" "$dev" "$ip" "$img" "$reg" "$c"; done
