@@ -662,7 +662,7 @@ int rdmig_source_set_lookahead(struct rdmig_source *s, int on);
  * its first write; the destination still registers chunk by chunk, and
  * the wire is unchanged.  Pinning costs per page, so a chunk at a time
  * costs as much in all, but between the writes, where it holds them up
- * (siw in the test guest, 512 MiB at 32 MiB chunks: 4.6-6.2 s of the
+ * (siw in the test guest, 512 MiB at 32 MiB chunks: 4.3-6.2 s of the
  * source's registration in the data path, 1.5-2.1 s whole at setup).
  * The price: all of the source's memory is pinned from the start, zero
  * chunks too (they still go as COMPRESS).  A block that cannot be
