@@ -186,8 +186,10 @@ static struct engine_mr *register_remote(struct rdmig_dest *d, void *addr, uint6
 {
 	double t0 = rdmig_monotonic_seconds();
 	struct engine_mr *mr = d->io.ops->reg(d->io.ctx, addr, len, ENGINE_ACCESS_REMOTE_WRITE);
+	int err = errno; /* the failure's, for the caller's message */
 
 	d->st.register_seconds += rdmig_monotonic_seconds() - t0;
+	errno = err;
 	return mr;
 }
 

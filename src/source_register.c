@@ -48,8 +48,10 @@ struct engine_mr *rdmig__src_register_local(struct rdmig_source *s, void *addr, 
 {
 	double t0 = rdmig_monotonic_seconds();
 	struct engine_mr *mr = s->io.ops->reg(s->io.ctx, addr, len, ENGINE_ACCESS_LOCAL_READ);
+	int err = errno; /* the failure's, for the caller's message */
 
 	s->st.register_seconds += rdmig_monotonic_seconds() - t0;
+	errno = err;
 	return mr;
 }
 
