@@ -520,7 +520,7 @@ static void usage(void)
 		"                             [--chunk-size BYTES]\n"
 		"       rdmig-bench bulk-send --to ADDR:PORT --file F [--pin-all] [--json FILE]\n"
 		"                             [--hash none|inline|thread] [--chunk-size BYTES]\n"
-		"                             [--as-send]  (lookahead and pin-local, as rdmig send)\n"
+		"                             [--as-send]  (lookahead, pin-local and register threads, as rdmig send)\n"
 		"       rdmig-bench regmr [--dev NAME] [--mb N] [--pieces 1,2,4] [--rounds R]\n");
 }
 

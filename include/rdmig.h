@@ -671,6 +671,19 @@ int rdmig_source_set_lookahead(struct rdmig_source *s, int on);
  * rdmig_source_setup (RDMIG_ESTATE after); off by default.
  */
 int rdmig_source_set_pin_local(struct rdmig_source *s, int on);
+/*
+ * Register threads (0.2, RDMIG_0.2).  A block registered whole (PIN_ALL,
+ * or rdmig_source_set_pin_local) is registered as up to n pieces of whole
+ * chunks, each its own MR on a thread of its own: pinning costs per page,
+ * and n threads pin n pieces side by side.  The keys are the source's own,
+ * so the wire does not change; a merged PIN_ALL write stops at a piece's
+ * border.  The threads live only inside rdmig_source_setup, with every
+ * signal blocked.  1 (the default): one MR per block, on the caller's
+ * thread.  RDMIG_EINVAL outside 1..RDMIG_MAX_REGISTER_THREADS, RDMIG_ESTATE
+ * after rdmig_source_setup.
+ */
+#define RDMIG_MAX_REGISTER_THREADS 64
+int rdmig_source_set_register_threads(struct rdmig_source *s, unsigned n);
 /* Post what is pending, wait for every write to complete, and send
  * REGISTER_FINISHED.  Pages may then be sent again (a new iteration). */
 int rdmig_source_end_iteration(struct rdmig_source *s);

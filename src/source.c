@@ -27,8 +27,7 @@ static void free_block(const struct engine_io *io, struct src_block *b)
 	for (uint32_t i = 0; b->local_mr && i < b->nchunks; i++)
 		if (b->local_mr[i])
 			io->ops->dereg(io->ctx, b->local_mr[i]);
-	if (b->block_mr)
-		io->ops->dereg(io->ctx, b->block_mr);
+	rdmig__src_release_pieces(io, b);
 	free(b->local_mr);
 	free(b->remote_rkey);
 	free(b->remote_ok);
@@ -79,6 +78,7 @@ int rdmig__source_create(const struct engine_io *io, const struct rdmig_block *b
 	s->nblocks = nblocks;
 	s->pin_all = io->caps->flags & RDMIG_CAP_PIN_ALL;
 	s->shift = shift;
+	s->register_threads = 1;
 	for (size_t i = 0; i < nblocks; i++) {
 		if (init_block(&s->blocks[i], &blocks[i], s->shift)) {
 			rdmig_source_destroy(s);
@@ -130,30 +130,6 @@ int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t le
 }
 
 /* ----------------------------------------------------------------- setup -- */
-
-/* Register our blocks whole: with PIN_ALL, where a block that cannot be
- * registered fails the setup, or with rdmig_source_set_pin_local, where
- * it is registered chunk by chunk instead, as without the option. */
-static int register_blocks_whole(struct rdmig_source *s)
-{
-	for (size_t i = 0; i < s->nblocks; i++) {
-		struct src_block *b = &s->blocks[i];
-		if (!b->length)
-			continue;
-		b->block_mr = rdmig__src_register_local(s, b->host, b->length);
-		if (!b->block_mr && s->pin_all)
-			return rdmig__engine_reg_failed(&s->io, "source block", b->name, b->length);
-		if (!b->block_mr) {
-			rdmig__log(s->io.opts, RDMIG_LOG_INFO,
-				   "cannot register source block %s whole (%llu bytes): %s; "
-				   "registering it chunk by chunk", b->name,
-				   (unsigned long long)b->length, strerror(errno));
-			continue;
-		}
-		s->st.chunks_registered += b->nchunks;
-	}
-	return 0;
-}
 
 static int take_dest_blocks(struct rdmig_source *s, const struct rdmig_msg *reply)
 {
@@ -208,7 +184,7 @@ int rdmig_source_setup(struct rdmig_source *s)
 	/* Pin our own memory while the destination pins its (or, with
 	 * dynamic registration, builds its answer). */
 	if (!ret && (s->pin_all || s->pin_local))
-		ret = register_blocks_whole(s);
+		ret = rdmig__src_register_blocks_whole(s);
 	if (!ret)
 		ret = s->io.ops->request_reply(s->io.ctx, RDMIG_MSG_RAM_BLOCKS_RESULT, &reply);
 	if (!ret)
@@ -279,7 +255,7 @@ static int post_pending(struct rdmig_source *s, bool last)
 	if (!w.active)
 		return 0;
 	s->pending.active = false;
-	lkey = b->block_mr ? b->block_mr->lkey : b->local_mr[chunk]->lkey;
+	lkey = rdmig__src_lkey(b, chunk);
 	rkey = s->pin_all ? b->remote_block_rkey : b->remote_rkey[chunk];
 	ret = s->io.ops->post_write(s->io.ctx, &(struct engine_write){
 		.local = b->host + w.offset,
@@ -311,8 +287,12 @@ static bool can_merge(const struct rdmig_source *s, uint32_t bi, uint64_t offset
 	if (!p->active || p->block != bi || p->offset + p->len != offset ||
 	    p->len + len > RDMIG_MAX_MERGE)
 		return false;
-	/* dynamic registration: one rkey per chunk, so one chunk per write */
-	return s->pin_all || (p->offset >> s->shift) == (offset >> s->shift);
+	/* dynamic registration: one rkey per chunk, so one chunk per write;
+	 * PIN_ALL: one lkey per piece of our block, so one piece per write */
+	if (s->pin_all)
+		return rdmig__src_same_piece(&s->blocks[bi], (uint32_t)(p->offset >> s->shift),
+					     (uint32_t)(offset >> s->shift));
+	return (p->offset >> s->shift) == (offset >> s->shift);
 }
 
 /*

@@ -15,7 +15,10 @@ struct src_block {
 	uint64_t length;
 	uint32_t nchunks;
 	struct engine_mr **local_mr; /* per chunk (dynamic registration) */
-	struct engine_mr *block_mr;  /* the whole block (PIN_ALL, or pin_local) */
+	/* the whole block (PIN_ALL, or pin_local): npieces MRs of piece_chunks
+	 * chunks each (the last may be shorter); NULL when not whole */
+	struct engine_mr **piece_mr;
+	uint32_t npieces, piece_chunks;
 	uint32_t *remote_rkey;    /* per chunk, valid where remote_ok */
 	uint8_t *remote_ok;       /* per chunk: the destination registered it */
 	uint64_t remote_host;     /* destination address of the block start */
@@ -51,6 +54,7 @@ struct rdmig_source {
 	struct pending_write pending;
 	bool lookahead;             /* rdmig_source_set_lookahead */
 	bool pin_local;             /* rdmig_source_set_pin_local */
+	unsigned register_threads;  /* rdmig_source_set_register_threads (1) */
 	struct request_ahead ahead; /* the one request whose reply is not taken */
 	struct rdmig_engine_stats st;
 	struct latency_log rtt;
@@ -69,5 +73,13 @@ int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_
 				    bool ahead);
 int rdmig__src_collect_ahead(struct rdmig_source *s);
 int rdmig__src_ask_ahead(struct rdmig_source *s, uint32_t bi, uint32_t chunk);
+
+/* source_pin.c */
+int rdmig__src_register_blocks_whole(struct rdmig_source *s);
+void rdmig__src_release_pieces(const struct engine_io *io, struct src_block *b);
+/* The local key for a write into chunk of b: its piece's, or its own MR's. */
+uint32_t rdmig__src_lkey(const struct src_block *b, uint32_t chunk);
+/* Whether one write may hold both chunks (always, unless pieces part them). */
+bool rdmig__src_same_piece(const struct src_block *b, uint32_t chunk_a, uint32_t chunk_b);
 
 #endif

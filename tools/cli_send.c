@@ -307,6 +307,15 @@ static int check_memlock(struct send_state *s, bool pin_all, const char *device)
 	return cli_memlock_check("send", device, &need, s->err, sizeof(s->err));
 }
 
+/* Files pinned whole go in pieces, one thread each, as many as there are
+ * CPUs (at most 8): pinning costs per page, and pieces pin side by side. */
+static unsigned register_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
+}
+
 /* Whether our blocks may be pinned whole (rdmig_source_set_pin_local). */
 static bool pin_local_fits(const struct send_state *s, const char *device)
 {
@@ -342,6 +351,8 @@ static int migrate(struct send_state *s)
 	 * the writes, when the limit lets us pin them all */
 	s->pin_local = pin_local_fits(s, rdmig_conn_device(s->conn));
 	if (s->pin_local && rdmig_source_set_pin_local(s->src, 1))
+		return -1;
+	if (rdmig_source_set_register_threads(s->src, register_threads()))
 		return -1;
 	/* the header goes first, as QEMU's block list does: the destination
 	 * needs it to allocate its blocks before RAM_BLOCKS_REQUEST */

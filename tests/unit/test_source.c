@@ -12,6 +12,7 @@
  * and whether ERROR goes to the peer).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -85,23 +86,42 @@ static struct event *log_event(enum ev_kind kind)
 	return &fd.ev[fd.nev++];
 }
 
+/* Registrations may come from the source's register threads: one at a
+ * time here, as the log is one list. */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static struct engine_mr *fake_reg(void *ctx, void *addr, uint64_t len, enum engine_access access)
 {
-	unsigned n = fd.regs++;
-	struct event *e = log_event(EV_REG);
+	struct engine_mr *mr = NULL;
+	unsigned n;
+	struct event *e;
 
+	pthread_mutex_lock(&reg_lock);
+	n = fd.regs++;
+	e = log_event(EV_REG);
 	e->addr = addr;
 	e->len = len;
 	e->access = access;
 	if (fd.reg_sleep_ms)
 		nanosleep(&(struct timespec){0, fd.reg_sleep_ms * 1000000L}, NULL);
-	if (fd.regs == fd.fail_reg_at || n >= MAX_REGS) {
-		errno = ENOMEM;
-		return NULL;
+	if (fd.regs != fd.fail_reg_at && n < MAX_REGS) {
+		fd.mr[n] = (struct engine_mr){addr, len, LOCAL_KEY(n), LOCAL_KEY(n)};
+		fd.live[n] = true;
+		mr = &fd.mr[n];
 	}
-	fd.mr[n] = (struct engine_mr){addr, len, LOCAL_KEY(n), LOCAL_KEY(n)};
-	fd.live[n] = true;
-	return &fd.mr[n];
+	pthread_mutex_unlock(&reg_lock);
+	if (!mr)
+		errno = ENOMEM;
+	return mr;
+}
+
+/* The key of the live registration that starts at addr (0: none). */
+static uint32_t key_at(const void *addr)
+{
+	for (unsigned i = 0; i < MAX_REGS; i++)
+		if (fd.live[i] && fd.mr[i].addr == addr)
+			return fd.mr[i].lkey;
+	return 0;
 }
 
 static void fake_dereg(void *ctx, struct engine_mr *mr)
@@ -345,6 +365,17 @@ static const struct engine_write *nth_write(unsigned n)
 		abort();
 	}
 	return &fd.ev[i].w;
+}
+
+/* Block 0's first len bytes, one MiB per call, as a first pass writes
+ * them, and the end of the iteration. */
+static int write_block_by_mib(struct run *r, uint64_t len)
+{
+	int ret = 0;
+
+	for (uint64_t off = 0; off < len && !ret; off += MIB)
+		ret = rdmig_source_write(r->s, 0, off, MIB);
+	return ret ? ret : rdmig_source_end_iteration(r->s);
 }
 
 /* -------------------------------------------------------------- cases -- */
@@ -745,9 +776,7 @@ TEST(lookahead_asks_for_the_next_chunk)
 	CHECK_OK(rdmig_source_set_lookahead(r.s, 1));
 	CHECK_OK(rdmig_source_setup(r.s));
 	fd.nev = 0;
-	for (uint64_t off = 0; off < len; off += MIB)
-		CHECK_OK(rdmig_source_write(r.s, 0, off, MIB));
-	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_OK(write_block_by_mib(&r, len));
 	CHECK(events_are(want, sizeof(want) / sizeof(*want)));
 	CHECK_EQ(fd.ev[3].reg.key, DEST_OFFSET(0) + MIB);
 	CHECK(fd.ev[4].addr == r.mem[0] + MIB);
@@ -780,9 +809,7 @@ TEST(lookahead_waits_are_not_round_trips)
 	CHECK_OK(rdmig_source_setup(r.s));
 	fd.reg_sleep_ms = 5;
 	fd.later_reply_sleep_ms = 200;
-	for (uint64_t off = 0; off < len; off += MIB)
-		CHECK_OK(rdmig_source_write(r.s, 0, off, MIB));
-	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_OK(write_block_by_mib(&r, len));
 	rdmig_source_stats(r.s, &st);
 	CHECK_EQ(st.register_requests, 3);
 	CHECK_EQ(st.register_ahead, 2);
@@ -809,9 +836,7 @@ TEST(pin_local_registers_blocks_whole_at_setup)
 	CHECK(fd.ev[1].addr == r.mem[0]);
 	CHECK_EQ(fd.ev[1].len, len);
 	CHECK_EQ(rdmig_source_set_pin_local(r.s, 0), RDMIG_ESTATE); /* too late */
-	for (uint64_t off = 0; off < len; off += MIB)
-		CHECK_OK(rdmig_source_write(r.s, 0, off, MIB));
-	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_OK(write_block_by_mib(&r, len));
 	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 1);
 	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 3);
 	for (unsigned i = 0; i < 3; i++) {
@@ -822,22 +847,99 @@ TEST(pin_local_registers_blocks_whole_at_setup)
 }
 
 /* A block that cannot be pinned whole (the locked-memory limit) is
- * registered chunk by chunk, as without the option: not an error. */
-TEST(pin_local_falls_back_to_chunks)
+ * registered chunk by chunk, as without the option: not an error.  With
+ * THREADS pieces, the FAIL_AT-th registration fails; those that worked
+ * are released, and the two chunks get the registrations after them. */
+static void check_pin_local_fallback(unsigned threads, unsigned fail_at)
 {
 	static const uint64_t len = 2 * MIB;
 	struct run r;
 
 	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_OK(rdmig_source_set_register_threads(r.s, threads));
 	CHECK_OK(rdmig_source_set_pin_local(r.s, 1));
-	fd.fail_reg_at = 1;
+	fd.fail_reg_at = fail_at;
 	CHECK_OK(rdmig_source_setup(r.s));
-	for (uint64_t off = 0; off < len; off += MIB)
-		CHECK_OK(rdmig_source_write(r.s, 0, off, MIB));
+	CHECK_EQ(count(EV_DEREG, RDMIG_MSG_NONE), threads - 1);
+	CHECK_OK(write_block_by_mib(&r, len));
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), threads + 2);
+	CHECK_EQ(nth_write(0)->lkey, LOCAL_KEY(threads));
+	CHECK_EQ(nth_write(1)->lkey, LOCAL_KEY(threads + 1));
+	finish(&r);
+}
+
+TEST(pin_local_falls_back_to_chunks)
+{
+	check_pin_local_fallback(1, 1);
+}
+
+TEST(pin_local_falls_back_to_chunks_from_pieces)
+{
+	check_pin_local_fallback(2, 2);
+}
+
+/* With register threads the whole block goes as pieces of whole chunks,
+ * each its own registration: 3 chunks on 2 threads are pieces of 2 and 1
+ * chunk, and each write carries its piece's key. */
+TEST(register_threads_pin_pieces)
+{
+	static const uint64_t len = 3 * MIB;
+	struct run r;
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_EQ(rdmig_source_set_register_threads(NULL, 2), RDMIG_EINVAL);
+	CHECK_EQ(rdmig_source_set_register_threads(r.s, 0), RDMIG_EINVAL);
+	CHECK_EQ(rdmig_source_set_register_threads(r.s, RDMIG_MAX_REGISTER_THREADS + 1), RDMIG_EINVAL);
+	CHECK_OK(rdmig_source_set_register_threads(r.s, 2));
+	CHECK_OK(rdmig_source_set_pin_local(r.s, 1));
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK_EQ(rdmig_source_set_register_threads(r.s, 1), RDMIG_ESTATE);
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 2);
+	CHECK(key_at(r.mem[0]) != 0);
+	CHECK(key_at(r.mem[0] + 2 * MIB) != 0);
+	CHECK_OK(write_block_by_mib(&r, len));
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 2);
+	CHECK_EQ(nth_write(0)->lkey, key_at(r.mem[0]));
+	CHECK_EQ(nth_write(1)->lkey, key_at(r.mem[0]));
+	CHECK_EQ(nth_write(2)->lkey, key_at(r.mem[0] + 2 * MIB));
+	finish(&r);
+}
+
+/* PIN_ALL merges writes across chunks, but not across pieces: with one
+ * chunk per piece, two contiguous MiB are two writes with two keys. */
+TEST(register_threads_pin_all_merge_stops_at_pieces)
+{
+	static const uint64_t len = 2 * MIB;
+	struct run r;
+
+	CHECK_OK(start(&r, &len, 1, 0, true));
+	CHECK_OK(rdmig_source_set_register_threads(r.s, 4)); /* 2 chunks: 2 pieces */
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, MIB));
+	CHECK_OK(rdmig_source_write(r.s, 0, MIB, MIB));
 	CHECK_OK(rdmig_source_end_iteration(r.s));
-	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 3); /* the block, refused; two chunks */
-	CHECK_EQ(nth_write(0)->lkey, LOCAL_KEY(1));
-	CHECK_EQ(nth_write(1)->lkey, LOCAL_KEY(2));
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 2);
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 2);
+	CHECK_EQ(nth_write(0)->lkey, key_at(r.mem[0]));
+	CHECK_EQ(nth_write(1)->lkey, key_at(r.mem[0] + MIB));
+	CHECK(nth_write(0)->lkey != nth_write(1)->lkey);
+	finish(&r);
+}
+
+/* A piece that cannot be registered fails PIN_ALL's setup, and the
+ * pieces that were registered are released (finish checks). */
+TEST(register_threads_pin_all_failure_releases_pieces)
+{
+	static const uint64_t len = 4 * MIB;
+	struct run r;
+
+	CHECK_OK(start(&r, &len, 1, 0, true));
+	CHECK_OK(rdmig_source_set_register_threads(r.s, 4));
+	fd.fail_reg_at = 3;
+	CHECK(rdmig_source_setup(r.s) < 0);
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 4);
+	CHECK_EQ(count(EV_DEREG, RDMIG_MSG_NONE), 3);
+	CHECK(strstr(rdmig_source_errmsg(r.s), "cannot register source block") != NULL);
 	finish(&r);
 }
 
@@ -853,9 +955,7 @@ TEST(lookahead_skips_zero_chunks)
 	memset(r.mem[0] + MIB, 0, MIB);
 	CHECK_OK(rdmig_source_set_lookahead(r.s, 1));
 	CHECK_OK(rdmig_source_setup(r.s));
-	for (uint64_t off = 0; off < len; off += MIB)
-		CHECK_OK(rdmig_source_write(r.s, 0, off, MIB));
-	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_OK(write_block_by_mib(&r, len));
 	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 2);
 	CHECK_EQ(count(EV_SEND, RDMIG_MSG_COMPRESS), 1);
 	CHECK_EQ(fd.ev[find(0, EV_SEND, RDMIG_MSG_COMPRESS)].comp.offset, DEST_OFFSET(0) + MIB);
