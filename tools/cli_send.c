@@ -308,10 +308,13 @@ static int check_memlock(struct send_state *s, bool pin_all, const char *device)
 }
 
 /* Files pinned whole go in pieces, one thread each, as many as there are
- * CPUs (at most 8): pinning costs per page, and pieces pin side by side. */
+ * CPUs (at most 8; RDMIG_REGISTER_THREADS says another number, as
+ * RDMIG_HASH_THREADS does for hashing): pinning costs per page, and pieces
+ * pin side by side. */
 static unsigned register_threads(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *env = getenv("RDMIG_REGISTER_THREADS");
+	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
 }
