@@ -184,13 +184,8 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
 /* Destination memory is written by the peer and never read by it. */
 static struct engine_mr *register_remote(struct rdmig_dest *d, void *addr, uint64_t len)
 {
-	double t0 = rdmig_monotonic_seconds();
-	struct engine_mr *mr = d->io.ops->reg(d->io.ctx, addr, len, ENGINE_ACCESS_REMOTE_WRITE);
-	int err = errno; /* the failure's, for the caller's message */
-
-	d->st.register_seconds += rdmig_monotonic_seconds() - t0;
-	errno = err;
-	return mr;
+	return rdmig__engine_reg_timed(&d->io, addr, len, ENGINE_ACCESS_REMOTE_WRITE,
+				       &d->st.register_seconds);
 }
 
 static int pin_all_blocks(struct rdmig_dest *d)

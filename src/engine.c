@@ -51,6 +51,18 @@ int rdmig__engine_abort(const struct engine_io *io, int code, const char *fmt, .
 	return rdmig__engine_abort_keep(io, code);
 }
 
+struct engine_mr *rdmig__engine_reg_timed(const struct engine_io *io, void *addr, uint64_t len,
+					  enum engine_access access, double *seconds)
+{
+	double t0 = rdmig_monotonic_seconds();
+	struct engine_mr *mr = io->ops->reg(io->ctx, addr, len, access);
+	int err = errno;
+
+	*seconds += rdmig_monotonic_seconds() - t0;
+	errno = err;
+	return mr;
+}
+
 int rdmig__engine_reg_failed(const struct engine_io *io, const char *what, const char *name,
 			     uint64_t len)
 {

@@ -64,6 +64,11 @@ int rdmig__engine_abort(const struct engine_io *io, int code, const char *fmt, .
 /* The same, keeping the message already in io->errmsg. */
 int rdmig__engine_abort_keep(const struct engine_io *io, int code);
 
+/* io->ops->reg, its time added to *seconds (the engines' register_seconds);
+ * a failure's errno survives the clock, for rdmig__engine_reg_failed. */
+struct engine_mr *rdmig__engine_reg_timed(const struct engine_io *io, void *addr, uint64_t len,
+					  enum engine_access access, double *seconds);
+
 /* A registration failed (errno says why): say how much and hint at
  * ulimit -l. */
 int rdmig__engine_reg_failed(const struct engine_io *io, const char *what, const char *name,

@@ -46,13 +46,8 @@ int rdmig__src_control_request(struct rdmig_source *s, const struct rdmig_msg *m
  * which also lets read-only file mappings be registered. */
 struct engine_mr *rdmig__src_register_local(struct rdmig_source *s, void *addr, uint64_t len)
 {
-	double t0 = rdmig_monotonic_seconds();
-	struct engine_mr *mr = s->io.ops->reg(s->io.ctx, addr, len, ENGINE_ACCESS_LOCAL_READ);
-	int err = errno; /* the failure's, for the caller's message */
-
-	s->st.register_seconds += rdmig_monotonic_seconds() - t0;
-	errno = err;
-	return mr;
+	return rdmig__engine_reg_timed(&s->io, addr, len, ENGINE_ACCESS_LOCAL_READ,
+				       &s->st.register_seconds);
 }
 
 int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk)
