@@ -237,6 +237,41 @@ def ceilings(out):
     return ceil
 
 
+def run_time(r):
+    """The time a bulk run is judged by: end to end for rdmig's runs (as
+    issues 16 and 18 count them), QEMU's own time for QEMU's."""
+    return r.get("e2e_seconds") or r["seconds"] if r["seconds"] is not None else None
+
+
+def median_of_rounds(rows):
+    """RDMIG_BENCH_ROUNDS runs each bulk kind more than once: one row per
+    (kind, device, image, registration), the median run's whole row (the
+    lower of the middle two when the count is even, so that every figure
+    in it comes from one run), with the count, the failures and the range
+    of the times beside it."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["kind"], r["device"], r["image"], r["registration"]), []).append(r)
+    merged = []
+    for runs in groups.values():
+        ok = sorted((r for r in runs if run_time(r) is not None), key=run_time)
+        row = dict(ok[(len(ok) - 1) // 2] if ok else runs[0])
+        row["rounds"] = len(runs)
+        row["rounds_failed"] = len(runs) - len(ok)
+        row["times"] = [run_time(r) for r in runs]
+        row["range"] = [run_time(ok[0]), run_time(ok[-1])] if ok else None
+        merged.append(row)
+    return merged
+
+
+def runs_cell(r):
+    """'3: 6.1-7.4' (three runs, times from 6.1 to 7.4 s), 'x1' per failure."""
+    if r["rounds"] == 1:
+        return "-" if r["range"] else "x1"
+    cell = "%d: %.1f-%.1f" % (r["rounds"], *r["range"]) if r["range"] else "%d:" % r["rounds"]
+    return cell + (" x%d" % r["rounds_failed"] if r["rounds_failed"] else "")
+
+
 def bulk_part(out, res):
     d = load(os.path.join(out, "bulk.json"))
     if not d:
@@ -283,6 +318,7 @@ def bulk_part(out, res):
         row["MBps"] = round(row["bytes"] / row["seconds"] / 1e6, 2) if row["seconds"] else None
         row["ratio_ib_write_bw"] = ratio(row["MBps"], row["ib_write_bw_MBps"])
         rows.append(row)
+    rows = median_of_rounds(rows)
     def times(kind):
         return {(r["device"], r["image"], r["registration"]): r["seconds"]
                 for r in rows if r["kind"] == kind}
@@ -304,15 +340,19 @@ def bulk_part(out, res):
           "with the inline series (qemu/) -> itself; /QEMU t: time over QEMU 7.2's, /Q10 t: over\n"
           "10.0.2's; reg/ahead: REGISTER round trips / of them sent ahead\n"
           "(w: QEMU reported total-time 0; timed from the migrate command to \"completed\")")
-    print("%-10s %-6s %-8s %-7s %9s %7s %9s %9s %9s %9s %9s %9s %11s" % (
-        "kind", "device", "image", "reg", "seconds", "e2e s", "setup s", "MB/s", "/ib_wr_bw",
-        "/QEMU t", "/Q10 t", "hash s", "reg/ahead"))
+    if any(r["rounds"] > 1 for r in rows):
+        print("runs: each kind's median run of N (its range of times: e2e s for rdmig, "
+              "QEMU's time for QEMU; xF: F runs failed)")
+    print("%-10s %-6s %-8s %-7s %9s %7s %15s %9s %9s %9s %9s %9s %9s %11s" % (
+        "kind", "device", "image", "reg", "seconds", "e2e s", "runs", "setup s", "MB/s",
+        "/ib_wr_bw", "/QEMU t", "/Q10 t", "hash s", "reg/ahead"))
     for r in rows:
-        print("%-10s %-6s %-8s %-7s %9s %7s %9s %9s %9s %9s %9s %9s %11s" % (
+        print("%-10s %-6s %-8s %-7s %9s %7s %15s %9s %9s %9s %9s %9s %9s %11s" % (
             r["kind"], r["device"], r["image"], r["registration"],
             "FAILED" if r["seconds"] is None else
             "%.2f%s" % (r["seconds"], "w" if r.get("timed_by") == "wall" else ""),
             "%.2f" % r["e2e_seconds"] if r.get("e2e_seconds") else "-",
+            runs_cell(r),
             "%.2f" % r["setup_seconds"] if r.get("setup_seconds") is not None else "-",
             r["MBps"], r["ratio_ib_write_bw"], r["ratio_qemu_time"], r["ratio_qemu10_time"],
             "%.2f" % r["hash_seconds"] if r.get("hash_seconds") else "-",

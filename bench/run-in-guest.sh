@@ -30,7 +30,9 @@
 # the bulk part; also tool1, toolxxh3, toolsha, tooloff), RDMIG_BENCH_IMAGES ("random
 # halfzero"), RDMIG_BENCH_CHUNKS ("1M": each engine and tool kind runs at
 # each of these --chunk-size values, in MiB; kinds engine_32M, tool_32M...
-# for the others; the engine with rdmig send's library settings).
+# for the others; the engine with rdmig send's library settings),
+# RDMIG_BENCH_ROUNDS (1: each bulk run that many times, interleaved; the
+# report shows each kind's median and range).
 # Engine and tool runs also record e2e_seconds: from the
 # sender's start until both ends have exited (the receiver verified and
 # wrote its images).  Every process
@@ -56,6 +58,9 @@ DEVICES=${RDMIG_BENCH_DEVICES:-rxe siw}
 QEMUS=${RDMIG_BENCH_QEMUS:-7.2 10.0.2 inline}
 KINDS=${RDMIG_BENCH_KINDS:-engine hashthread tool}
 CHUNKS=${RDMIG_BENCH_CHUNKS:-1M}
+ROUNDS=${RDMIG_BENCH_ROUNDS:-1}
+ROUND=1
+RSUF=
 IMAGES=${RDMIG_BENCH_IMAGES:-random halfzero}
 declare -A QEMU_BIN QEMU_KIND=([7.2]=qemu [10.0.2]=qemu10 [inline]=qemu10i)
 for q in $QEMUS; do
@@ -235,7 +240,7 @@ ib_write_bw_run() {
 engine_run() {
 	local kind=$1 dev=$2 ip=$3 img=$4 reg=$5 chunk=$6 flag= hash=none rpid src rrc t0 tag bytes
 	[ "$chunk" = 1M ] || kind=${kind}_$chunk
-	tag=${kind}_${dev}_${img}_${reg}
+	tag=${kind}_${dev}_${img}_${reg}$RSUF
 	bytes=$(( ${chunk%M} << 20 ))
 	[ "$reg" = pin-all ] && flag=--pin-all
 	[[ $kind == hashthread* ]] && hash=thread
@@ -261,7 +266,7 @@ engine_run() {
 tool_run() {
 	local kind=$1 dev=$2 ip=$3 img=$4 reg=$5 chunk=$6 tag rpid src rrc t0 verify flag=
 	[ "$chunk" = 1M ] || kind=${kind}_$chunk
-	tag=${kind}_${dev}_${img}_${reg}
+	tag=${kind}_${dev}_${img}_${reg}$RSUF
 	local threads=
 	verify=$(case $kind in toolsha*) echo sha256 ;; tooloff*) echo off ;; toolxxh3*) echo xxh3-128 ;;
 		*) echo xxh64 ;; esac)
@@ -301,7 +306,7 @@ qemu_vm() {
 # a shared file with the image's bytes; timed by QEMU (query-migrate)
 qemu_run() {
 	local dev=$1 ip=$2 img=$3 reg=$4 kind=${QEMU_KIND[$5]} QBIN=${QEMU_BIN[$5]}
-	local tag=${kind}_$1_$3_$4 spid dpid mrc
+	local tag=${kind}_$1_$3_$4$RSUF spid dpid mrc
 	cp "$DATA/$img.img" "$DATA/vm.ram"
 	qemu_vm "$tag-dst" -object "memory-backend-ram,id=pc.ram,size=${BULK_MIB}M" \
 		-incoming "rdma:$ip:$PORT"
@@ -327,8 +332,8 @@ bulk_record() {
 	local kind=$1 dev=$2 img=$3 reg=$4 rc1=$5 rc2=$6 sj=$7 rj=$8 secs
 	[ $BULK_FIRST = 1 ] || echo ',' >>"$OUT/bulk.json"
 	BULK_FIRST=0
-	printf '{"kind": "%s", "device": "%s", "image": "%s", "registration": "%s", "rc": %d, "peer_rc": %d, "ib_write_bw_MBps": %s, "e2e_seconds": %s, "guest_load": "%s", "result": ' \
-		"$kind" "$dev" "$img" "$reg" "$rc1" "$rc2" "${BW:-null}" "${E2E:-null}" "$(loadavg)" >>"$OUT/bulk.json"
+	printf '{"kind": "%s", "device": "%s", "image": "%s", "registration": "%s", "round": %d, "rc": %d, "peer_rc": %d, "ib_write_bw_MBps": %s, "e2e_seconds": %s, "guest_load": "%s", "result": ' \
+		"$kind" "$dev" "$img" "$reg" "$ROUND" "$rc1" "$rc2" "${BW:-null}" "${E2E:-null}" "$(loadavg)" >>"$OUT/bulk.json"
 	if [ -s "$sj" ]; then tr -d '\n' <"$sj" >>"$OUT/bulk.json"; else echo -n null >>"$OUT/bulk.json"; fi
 	echo -n ', "peer": ' >>"$OUT/bulk.json"
 	if [ -n "$rj" ] && [ -s "$rj" ]; then tr -d '\n' <"$rj" >>"$OUT/bulk.json"; else echo -n null >>"$OUT/bulk.json"; fi
@@ -338,7 +343,7 @@ bulk_record() {
 	else
 		secs=$(json_num "$sj" seconds)
 	fi
-	note "bulk $kind $dev $img $reg: rc=$rc1/$rc2 seconds=${secs:-?}" \
+	note "bulk $kind $dev $img $reg${RSUF:+ round $ROUND}: rc=$rc1/$rc2 seconds=${secs:-?}" \
 		"${E2E:+e2e=$E2E}" \
 		"$( [[ $kind == tool* ]] && echo "(hashing $(json_num "$sj" hash_seconds) s, exposed" \
 			"$(json_num "$sj" hash_exposed_seconds) s / $(json_num "$rj" hash_exposed_seconds) s)")"
@@ -360,18 +365,23 @@ bulk() {
 		ib_write_bw_run "$dev" "$ip" before
 		BW_BEFORE=$BW
 		note "ib_write_bw $dev (before): ${BW:-?} MB/s (BW average, 1 MiB RDMA WRITEs, 20 s)"
-			for img in $IMAGES; do
-			for reg in dynamic pin-all; do
-				for c in $CHUNKS; do
-					[[ " $KINDS " == *" engine "* ]] && engine_run engine "$dev" "$ip" "$img" "$reg" "$c"
-					[[ " $KINDS " == *" hashthread "* ]] && [ $img = random ] &&
-						engine_run hashthread "$dev" "$ip" "$img" "$reg" "$c"
+		for img in $IMAGES; do
+			# rounds interleave the kinds (A B C A B C): a drift of the host's
+			# load reaches every kind alike; the report takes each one's median
+			for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
+				RSUF=$( [ "$ROUNDS" = 1 ] || echo "_r$ROUND")
+				for reg in dynamic pin-all; do
+					for c in $CHUNKS; do
+						[[ " $KINDS " == *" engine "* ]] && engine_run engine "$dev" "$ip" "$img" "$reg" "$c"
+						[[ " $KINDS " == *" hashthread "* ]] && [ $img = random ] &&
+							engine_run hashthread "$dev" "$ip" "$img" "$reg" "$c"
+					done
+					for k in tool tool1 toolxxh3 toolsha tooloff; do
+						[[ " $KINDS " == *" $k "* ]] || continue
+						for c in $CHUNKS; do tool_run "$k" "$dev" "$ip" "$img" "$reg" "$c"; done
+					done
+					for q in $QEMUS; do qemu_run "$dev" "$ip" "$img" "$reg" "$q"; done
 				done
-				for k in tool tool1 toolxxh3 toolsha tooloff; do
-					[[ " $KINDS " == *" $k "* ]] || continue
-					for c in $CHUNKS; do tool_run "$k" "$dev" "$ip" "$img" "$reg" "$c"; done
-				done
-				for q in $QEMUS; do qemu_run "$dev" "$ip" "$img" "$reg" "$q"; done
 			done
 		done
 		ib_write_bw_run "$dev" "$ip" after
