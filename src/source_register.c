@@ -19,27 +19,28 @@ static void stamp_control(struct rdmig_source *s)
 }
 
 /* A reply the destination sent before its next READY is taken first: no
- * control message may overtake it. */
-int rdmig__src_control_send(struct rdmig_source *s, const struct rdmig_msg *msg)
+ * control message may overtake it.  POST is the seam's send (no reply) or
+ * request_send (a reply follows). */
+static int control_post(struct rdmig_source *s, const struct rdmig_msg *msg,
+			int (*post)(void *ctx, const struct rdmig_msg *msg))
 {
 	int ret = rdmig__src_collect_ahead(s);
 
 	if (!ret)
-		ret = s->io.ops->send(s->io.ctx, msg);
+		ret = post(s->io.ctx, msg);
 
 	stamp_control(s);
 	return ret;
 }
 
+int rdmig__src_control_send(struct rdmig_source *s, const struct rdmig_msg *msg)
+{
+	return control_post(s, msg, s->io.ops->send);
+}
+
 int rdmig__src_control_request(struct rdmig_source *s, const struct rdmig_msg *msg)
 {
-	int ret = rdmig__src_collect_ahead(s);
-
-	if (!ret)
-		ret = s->io.ops->request_send(s->io.ctx, msg);
-
-	stamp_control(s);
-	return ret;
+	return control_post(s, msg, s->io.ops->request_send);
 }
 
 /* Source memory is only read by the HCA: no access flags beyond local read,
