@@ -102,14 +102,6 @@ static void json_conn(FILE *f, const struct rdmig_conn *c)
 
 /* ------------------------------------------------------------ sender -- */
 
-/* As rdmig send: one register thread per CPU, at most 8. */
-static unsigned send_register_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
-}
-
 /* One chunk, cut as `rdmig send` cuts it. */
 static int write_chunk(struct rdmig_source *s, const uint8_t *base, uint64_t off, uint64_t n)
 {
@@ -234,7 +226,7 @@ int bench_bulk_send(const struct bench_args *a)
 							 file.len, 0}, 1, &s) ||
 	    rdmig_source_set_lookahead(s, a->send_settings) ||
 	    rdmig_source_set_pin_local(s, a->send_settings) ||
-	    rdmig_source_set_register_threads(s, a->send_settings ? send_register_threads() : 1) ||
+	    rdmig_source_set_register_threads(s, a->send_settings ? 0 : 1) /* as send: per CPU */ ||
 	    rdmig_source_setup(s)) {
 		bench_die("bulk-send", rdmig_conn_errmsg(c));
 		goto out;

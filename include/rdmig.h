@@ -679,8 +679,8 @@ int rdmig_source_set_pin_local(struct rdmig_source *s, int on);
  * so the wire does not change; a merged PIN_ALL write stops at a piece's
  * border.  The threads live only inside rdmig_source_setup, with every
  * signal blocked.  1 (the default): one MR per block, on the caller's
- * thread.  RDMIG_EINVAL outside 1..RDMIG_MAX_REGISTER_THREADS, RDMIG_ESTATE
- * after rdmig_source_setup.
+ * thread; 0: one per online CPU, at most 8.  RDMIG_EINVAL above
+ * RDMIG_MAX_REGISTER_THREADS, RDMIG_ESTATE after rdmig_source_setup.
  */
 #define RDMIG_MAX_REGISTER_THREADS 64
 int rdmig_source_set_register_threads(struct rdmig_source *s, unsigned n);

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "log.h"
 #include "source_int.h"
 
@@ -145,12 +146,23 @@ bool rdmig__src_same_piece(const struct src_block *b, uint32_t chunk_a, uint32_t
 	return !b->piece_mr || chunk_a / b->piece_chunks == chunk_b / b->piece_chunks;
 }
 
+/* 0 asks for one thread per online CPU, at most 8: beyond that the pieces
+ * wait on the same page-table locks more than they pin side by side. */
+static unsigned auto_register_threads(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus;
+}
+
 int rdmig_source_set_register_threads(struct rdmig_source *s, unsigned n)
 {
-	if (!s || n < 1 || n > RDMIG_MAX_REGISTER_THREADS)
-		return s ? engine_fail(&s->io, RDMIG_EINVAL, "register threads %u: 1 to %u", n,
+	if (!s || n > RDMIG_MAX_REGISTER_THREADS)
+		return s ? engine_fail(&s->io, RDMIG_EINVAL, "register threads %u: 0 to %u", n,
 				       RDMIG_MAX_REGISTER_THREADS)
 			 : RDMIG_EINVAL;
+	if (!n)
+		n = auto_register_threads();
 	if (s->set_up)
 		return engine_fail(&s->io, RDMIG_ESTATE,
 				   "rdmig_source_set_register_threads after rdmig_source_setup");

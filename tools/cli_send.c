@@ -307,16 +307,15 @@ static int check_memlock(struct send_state *s, bool pin_all, const char *device)
 	return cli_memlock_check("send", device, &need, s->err, sizeof(s->err));
 }
 
-/* Files pinned whole go in pieces, one thread each, as many as there are
- * CPUs (at most 8; RDMIG_REGISTER_THREADS says another number, as
- * RDMIG_HASH_THREADS does for hashing): pinning costs per page, and pieces
- * pin side by side. */
+/* Files pinned whole go in pieces, one thread each: the library's choice
+ * (0: one per CPU, at most 8), or RDMIG_REGISTER_THREADS's, as
+ * RDMIG_HASH_THREADS says how many threads hash. */
 static unsigned register_threads(void)
 {
 	const char *env = getenv("RDMIG_REGISTER_THREADS");
-	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	long n = env && *env ? strtol(env, NULL, 10) : 0;
 
-	return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
+	return n < 0 ? 1 : n > 8 ? 8 : (unsigned)n;
 }
 
 /* Whether our blocks may be pinned whole (rdmig_source_set_pin_local). */

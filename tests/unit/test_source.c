@@ -888,7 +888,6 @@ TEST(register_threads_pin_pieces)
 
 	CHECK_OK(start(&r, &len, 1, 0, false));
 	CHECK_EQ(rdmig_source_set_register_threads(NULL, 2), RDMIG_EINVAL);
-	CHECK_EQ(rdmig_source_set_register_threads(r.s, 0), RDMIG_EINVAL);
 	CHECK_EQ(rdmig_source_set_register_threads(r.s, RDMIG_MAX_REGISTER_THREADS + 1), RDMIG_EINVAL);
 	CHECK_OK(rdmig_source_set_register_threads(r.s, 2));
 	CHECK_OK(rdmig_source_set_pin_local(r.s, 1));
@@ -902,6 +901,21 @@ TEST(register_threads_pin_pieces)
 	CHECK_EQ(nth_write(0)->lkey, key_at(r.mem[0]));
 	CHECK_EQ(nth_write(1)->lkey, key_at(r.mem[0]));
 	CHECK_EQ(nth_write(2)->lkey, key_at(r.mem[0] + 2 * MIB));
+	finish(&r);
+}
+
+/* 0 register threads: one per online CPU, at most 8 (as many pieces,
+ * with chunks enough). */
+TEST(register_threads_zero_is_one_per_cpu)
+{
+	static const uint64_t len = 16 * MIB;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct run r;
+
+	CHECK_OK(start(&r, &len, 1, 0, true));
+	CHECK_OK(rdmig_source_set_register_threads(r.s, 0));
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), (unsigned)(cpus < 1 ? 1 : cpus > 8 ? 8 : cpus));
 	finish(&r);
 }
 
