@@ -416,15 +416,21 @@ def chunks_part(out, res):
     for dev, img in sorted({(t["device"], t["image"]) for t in table}):
         trips1 = get(dev, img, "dynamic", 1, "register_round_trips")
         trips32 = get(dev, img, "dynamic", 32, "register_round_trips")
-        dyn32 = get(dev, img, "dynamic", 32, "seconds")
-        pin32 = get(dev, img, "pin-all", 32, "seconds")
+        # both the transfer (connect .. end of iteration) and end to end:
+        # pin-all registers everything before its transfer starts, which
+        # only the end-to-end time counts whole
         goals["%s %s" % (dev, img)] = {
             "round_trips_1M_over_32M": round(trips1 / trips32, 1) if trips1 and trips32 else None,
-            "dynamic_over_pin_all_32M": ratio(dyn32, pin32)}
+            "dynamic_over_pin_all_32M": ratio(get(dev, img, "dynamic", 32, "seconds"),
+                                              get(dev, img, "pin-all", 32, "seconds")),
+            "dynamic_over_pin_all_32M_e2e": ratio(get(dev, img, "dynamic", 32, "e2e_seconds"),
+                                                  get(dev, img, "pin-all", 32, "e2e_seconds"))}
     res["chunks"] = {"rows": table, "goals": goals}
     for k, v in goals.items():
         print("%s: round trips 1M / 32M = %s (goal >= 16), dynamic / pin-all at 32M = %s "
-              "(goal <= 1.1)" % (k, v["round_trips_1M_over_32M"], v["dynamic_over_pin_all_32M"]))
+              "end to end, %s transfer (goal <= 1.1)" % (
+                  k, v["round_trips_1M_over_32M"], v["dynamic_over_pin_all_32M_e2e"],
+                  v["dynamic_over_pin_all_32M"]))
     os.makedirs(os.path.join(out, "plot"), exist_ok=True)
     with open(os.path.join(out, "plot", "chunks.dat"), "w") as f:
         for dev in sorted({t["device"] for t in table}):
