@@ -240,7 +240,9 @@ def ceilings(out):
 def run_time(r):
     """The time a bulk run is judged by: end to end for rdmig's runs (as
     issues 16 and 18 count them), QEMU's own time for QEMU's."""
-    return r.get("e2e_seconds") or r["seconds"] if r["seconds"] is not None else None
+    if r["seconds"] is None:
+        return None  # failed
+    return r.get("e2e_seconds") or r["seconds"]
 
 
 def median_of_rounds(rows):

@@ -6,13 +6,15 @@
 #   tests/vm/guest-suite.sh BUILD_DIR DEVICE_JOBS INTEROP_JOBS
 #
 # Two ctest runs, one after the other, each printing its own summary:
-#   1. -L device -LE interop, DEVICE_JOBS at a time: two processes per
-#      test leave the guest's two vCPUs idle half the time, and two tests
-#      side by side took 731 s where one at a time took 1087 s (2026-12-02);
-#      tests/CMakeLists.txt keeps the kill trials alone (RUN_SERIAL) and
-#      cases that share ports apart (RESOURCE_LOCK);
-#   2. -L interop, INTEROP_JOBS at a time: each case runs nested TCG QEMUs,
-#      which keep both vCPUs busy on their own.
+#   1. -L device -LE interop, DEVICE_JOBS at a time;
+#   2. -L interop, INTEROP_JOBS at a time.
+# A case's processes wait on each other (a device case's two ends, an
+# interop case's nested QEMUs while rdmig works), so two cases side by side
+# keep the guest's two vCPUs busier: measured on an idle 2-core host
+# (2026-12-02), 731 s against 1087 s one at a time for the device cases,
+# 562 s against 835 s for the interop ones.  tests/CMakeLists.txt keeps the
+# kill trials alone (RUN_SERIAL) and cases that share ports apart
+# (RESOURCE_LOCK).
 # Exits non-zero when either run does.
 set -uo pipefail
 
