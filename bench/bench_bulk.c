@@ -161,7 +161,7 @@ static void print_send_json(FILE *f, const struct bench_args *a, const struct rd
 		   "\"writes_signaled\": %llu, \"register_round_trips\": %llu, "
 		   "\"register_ahead\": %llu, \"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, "
 		   "\"chunks_registered\": %llu, \"register_wait_seconds\": %.6f, "
-		   "\"register_seconds\": %.6f, ",
+		   "\"register_seconds\": %.6f, \"register_threads\": %llu, ",
 		a->file, (unsigned long long)total, t->total_us / 1e6, t->setup_us / 1e6,
 		(double)total / t->total_us, hash_name[a->hash], t->hash_seconds,
 		a->hash ? hex : "", (unsigned long long)st->bytes_written,
@@ -169,7 +169,7 @@ static void print_send_json(FILE *f, const struct bench_args *a, const struct rd
 		(unsigned long long)st->writes_signaled, (unsigned long long)st->register_requests,
 		(unsigned long long)st->register_ahead, st->register_rtt_p50_us, st->register_rtt_p99_us,
 		(unsigned long long)st->chunks_registered, st->register_wait_seconds,
-		st->register_seconds);
+		st->register_seconds, (unsigned long long)st->register_threads);
 	json_conn(f, c);
 	fprintf(f, "}\n");
 }

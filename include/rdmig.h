@@ -599,6 +599,12 @@ struct rdmig_engine_stats {
 	 * destination that is where fresh pages are faulted in. */
 	double register_wait_seconds;
 	double register_seconds;
+	/* Appended in 0.2, after the above (source): the threads that
+	 * registered local blocks whole (PIN_ALL, pin-local), the most any
+	 * one block had (rdmig_source_set_register_threads; fewer when the
+	 * block has fewer chunks or a thread could not start); 0 when no
+	 * block was registered whole. */
+	uint64_t register_threads;
 };
 
 struct rdmig_source;

@@ -39,9 +39,11 @@ static void *register_piece(void *arg)
 }
 
 /* Jobs 1.. on threads of their own (signals blocked: they stay with the
- * caller's threads), job 0 here; a thread that cannot start runs here too. */
-static void run_jobs(struct piece_job *jobs, uint32_t n)
+ * caller's threads), job 0 here; a thread that cannot start runs here too.
+ * Returns how many threads ran them, the caller's included. */
+static uint32_t run_jobs(struct piece_job *jobs, uint32_t n)
 {
+	uint32_t threads = 1;
 	sigset_t all, old;
 
 	sigfillset(&all);
@@ -53,8 +55,11 @@ static void run_jobs(struct piece_job *jobs, uint32_t n)
 		if (!jobs[i].on_thread)
 			register_piece(&jobs[i]);
 	for (uint32_t i = 1; i < n; i++)
-		if (jobs[i].on_thread)
+		if (jobs[i].on_thread) {
 			pthread_join(jobs[i].thread, NULL);
+			threads++;
+		}
+	return threads;
 }
 
 /* Register block b in pieces; -1 with errno (the first failure's) when a
@@ -64,6 +69,7 @@ static int register_block(struct rdmig_source *s, struct src_block *b)
 	uint32_t n = s->register_threads < b->nchunks ? s->register_threads : b->nchunks;
 	uint32_t per = (b->nchunks + n - 1) / n; /* chunks per piece */
 	struct piece_job *jobs;
+	uint32_t threads;
 	int err = 0;
 
 	n = (b->nchunks + per - 1) / per;
@@ -82,7 +88,7 @@ static int register_block(struct rdmig_source *s, struct src_block *b)
 		jobs[i] = (struct piece_job){&s->io, b->host + start,
 					     (end < b->length ? end : b->length) - start};
 	}
-	run_jobs(jobs, n);
+	threads = run_jobs(jobs, n);
 	for (uint32_t i = 0; i < n; i++) {
 		b->piece_mr[i] = jobs[i].mr;
 		if (!jobs[i].mr && !err)
@@ -96,6 +102,8 @@ static int register_block(struct rdmig_source *s, struct src_block *b)
 		errno = err;
 		return -1;
 	}
+	if (threads > s->st.register_threads)
+		s->st.register_threads = threads;
 	return 0;
 }
 

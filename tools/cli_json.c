@@ -145,6 +145,7 @@ void mig_json_register(struct json_object *o, const struct rdmig_engine_stats *s
 	cj_fixed(o, "register_rtt_p99_us", st->register_rtt_p99_us, 1);
 	cj_fixed(o, "register_wait_seconds", st->register_wait_seconds, 6);
 	cj_fixed(o, "register_seconds", st->register_seconds, 6);
+	cj_u64(o, "register_threads", st->register_threads);
 }
 
 const char *cj_text(struct json_object *v)

@@ -456,8 +456,12 @@ static void print_human(const struct send_state *s, const struct rdmig_engine_st
 	       (unsigned long long)st->register_ahead, st->register_rtt_p50_us,
 	       st->register_rtt_p99_us, (unsigned long long)st->iterations,
 	       st->iterations == 1 ? "" : "s");
-	printf("send: %.2f s waiting for REGISTER_RESULTs, %.2f s registering our memory\n",
+	printf("send: %.2f s waiting for REGISTER_RESULTs, %.2f s registering our memory",
 	       st->register_wait_seconds, st->register_seconds);
+	if (st->register_threads)
+		printf(" (blocks whole, on %llu thread%s)", (unsigned long long)st->register_threads,
+		       st->register_threads == 1 ? "" : "s");
+	printf("\n");
 	mig_print_conn("send", s->conn);
 }
 

@@ -296,6 +296,13 @@ case_large() {
 		"p99 $(json_num "$WORK/large.send.json" register_rtt_p99_us) us;" \
 		"recv $(json_num "$WORK/large.recv.json" throughput_MBps) MB/s"
 	check "throughput is reported" [ -n "$(json_num "$WORK/large.send.json" throughput_MBps)" ]
+	# the file is pinned whole in pieces, one thread per CPU (at most 8),
+	# no more pieces than its 32 MiB chunks
+	local want=$(($(nproc) < 8 ? $(nproc) : 8)) chunks=$(((mib + 31) / 32))
+	[ "$chunks" -lt "$want" ] && want=$chunks
+	check "send pinned its file whole on $want threads: $(grep -o '"register_threads": [0-9]*' "$WORK/large.send.json")" \
+		eval 'grep -q "\"pin_local\": true" "$WORK/large.send.json" &&
+		      [ "$(json_num "$WORK/large.send.json" register_threads)" = "$want" ]'
 }
 
 # The IPv6 link-local address of DEVICE's netdev, with its scope.

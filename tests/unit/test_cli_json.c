@@ -224,12 +224,14 @@ TEST(source_members)
 	st.register_rtt_p99_us = 40;
 	st.register_wait_seconds = 0.25;
 	st.register_seconds = 1.5;
+	st.register_threads = 2;
 	mig_json_destination(o, "10.99.0.1", "4444", NULL); /* no connection: no pin-all */
 	mig_json_register(o, &st);
 	CHECK_EQ(strcmp(cj_text(o), "{ \"to\": \"10.99.0.1\", \"port\": 4444, \"pin_all\": false, "
 				    "\"register_round_trips\": 7, \"register_ahead\": 3, "
 				    "\"register_rtt_p50_us\": 12.5, \"register_rtt_p99_us\": 40.0, "
-				    "\"register_wait_seconds\": 0.250000, \"register_seconds\": 1.500000 }"),
+				    "\"register_wait_seconds\": 0.250000, \"register_seconds\": 1.500000, "
+				    "\"register_threads\": 2 }"),
 		 0);
 	json_object_put(o);
 }

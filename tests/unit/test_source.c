@@ -378,6 +378,15 @@ static int write_block_by_mib(struct run *r, uint64_t len)
 	return ret ? ret : rdmig_source_end_iteration(r->s);
 }
 
+/* The source's statistics now. */
+static struct rdmig_engine_stats stats_of(const struct run *r)
+{
+	struct rdmig_engine_stats st = {.size = sizeof(st)};
+
+	rdmig_source_stats(r->s, &st);
+	return st;
+}
+
 /* -------------------------------------------------------------- cases -- */
 
 /* Adjacent ranges of one chunk go out as one RDMA WRITE, signaled because
@@ -836,6 +845,7 @@ TEST(pin_local_registers_blocks_whole_at_setup)
 	CHECK(fd.ev[1].addr == r.mem[0]);
 	CHECK_EQ(fd.ev[1].len, len);
 	CHECK_EQ(rdmig_source_set_pin_local(r.s, 0), RDMIG_ESTATE); /* too late */
+	CHECK_EQ(stats_of(&r).register_threads, 1); /* the default: the caller's */
 	CHECK_OK(write_block_by_mib(&r, len));
 	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 1);
 	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 3);
@@ -865,6 +875,7 @@ static void check_pin_local_fallback(unsigned threads, unsigned fail_at)
 	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), threads + 2);
 	CHECK_EQ(nth_write(0)->lkey, LOCAL_KEY(threads));
 	CHECK_EQ(nth_write(1)->lkey, LOCAL_KEY(threads + 1));
+	CHECK_EQ(stats_of(&r).register_threads, 0); /* none went whole */
 	finish(&r);
 }
 
@@ -901,6 +912,7 @@ TEST(register_threads_pin_pieces)
 	CHECK_EQ(nth_write(0)->lkey, key_at(r.mem[0]));
 	CHECK_EQ(nth_write(1)->lkey, key_at(r.mem[0]));
 	CHECK_EQ(nth_write(2)->lkey, key_at(r.mem[0] + 2 * MIB));
+	CHECK_EQ(stats_of(&r).register_threads, 2);
 	finish(&r);
 }
 
@@ -916,6 +928,7 @@ TEST(register_threads_zero_is_one_per_cpu)
 	CHECK_OK(rdmig_source_set_register_threads(r.s, 0));
 	CHECK_OK(rdmig_source_setup(r.s));
 	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), (unsigned)(cpus < 1 ? 1 : cpus > 8 ? 8 : cpus));
+	CHECK_EQ(stats_of(&r).register_threads, (uint64_t)(cpus < 1 ? 1 : cpus > 8 ? 8 : cpus));
 	finish(&r);
 }
 
