@@ -922,13 +922,14 @@ TEST(register_threads_zero_is_one_per_cpu)
 {
 	static const uint64_t len = 16 * MIB;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned want = cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus;
 	struct run r;
 
 	CHECK_OK(start(&r, &len, 1, 0, true));
 	CHECK_OK(rdmig_source_set_register_threads(r.s, 0));
 	CHECK_OK(rdmig_source_setup(r.s));
-	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), (unsigned)(cpus < 1 ? 1 : cpus > 8 ? 8 : cpus));
-	CHECK_EQ(stats_of(&r).register_threads, (uint64_t)(cpus < 1 ? 1 : cpus > 8 ? 8 : cpus));
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), want);
+	CHECK_EQ(stats_of(&r).register_threads, want);
 	finish(&r);
 }
 
