@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
-#include <rdmig.h>
 #include <rdmig/imgstream.h>
+#include "stream_clock.h"
 
 #define MAX_THREADS 8
 
@@ -32,8 +32,7 @@ struct rdmig_hash_pool {
 
 unsigned rdmig_hash_pool_default_threads(void)
 {
-	const char *env = getenv("RDMIG_HASH_THREADS");
-	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
 }
@@ -70,11 +69,11 @@ static void *worker(void *arg)
 
 	while ((i = take_job(p)) != SIZE_MAX) {
 		struct rdmig_hash_job *j = &p->jobs[i];
-		double t0 = rdmig_monotonic_seconds();
+		double t0 = rdmig__stream_seconds();
 		rdmig_digest_compute(p->alg, j->p, (size_t)j->len, j->out);
 		if (p->after)
 			p->after(p->after_ctx, j);
-		job_done(p, i, rdmig_monotonic_seconds() - t0);
+		job_done(p, i, rdmig__stream_seconds() - t0);
 	}
 	return NULL;
 }

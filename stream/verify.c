@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <rdmig.h>
 #include <rdmig/imgstream.h>
+#include "stream_clock.h"
 
 static void set_jobs(struct rdmig_verify *v, const struct rdmig_imgs_block *blocks, uint32_t n,
 		     uint32_t span_shift, const uint8_t *const *mems)
@@ -128,12 +128,12 @@ int rdmig_verify_send_ready(struct rdmig_verify *v, const struct rdmig_imgs_bloc
 /* Wait for the first v->spans jobs, calling tick every 10 ms. */
 static int wait_all(struct rdmig_verify *v, rdmig_verify_tick_fn tick, void *ctx)
 {
-	double t0 = rdmig_monotonic_seconds();
+	double t0 = rdmig__stream_seconds();
 
 	while (!rdmig_hash_pool_wait(v->pool, (size_t)v->spans, 0.01))
 		if (tick(ctx))
 			return -1;
-	v->exposed_seconds = rdmig_monotonic_seconds() - t0;
+	v->exposed_seconds = rdmig__stream_seconds() - t0;
 	v->hash_seconds = rdmig_hash_pool_finish(v->pool, false);
 	v->pool = NULL;
 	return 0;

@@ -6,7 +6,7 @@
  * its span digest records, the digests (XXH3-128 from libxxhash, SHA-256
  * from libcrypto), a pool of hashing threads, and span verification on
  * both ends.  Part 1 is rdmig/qemu.h.  Link with `pkg-config --libs
- * rdmig-stream` (librdmig-stream, on top of librdmig).
+ * rdmig-stream` (librdmig-stream, which needs neither librdmig nor verbs).
  *
  * Conventions of the library:
  *   - Errors are returned, never printed: 0 or -1 with a message in the
@@ -295,9 +295,9 @@ typedef void (*rdmig_hash_after_fn)(void *ctx, const struct rdmig_hash_job *job)
 
 struct rdmig_hash_pool;
 
-/* The threads to use when the caller says 0: RDMIG_HASH_THREADS from the
- * environment if set (a tuning knob for benchmarks), else one per online
- * CPU; 1 to 8. */
+/* The threads to use when the caller says 0: one per online CPU, 1 to 8.
+ * The library reads no environment: a caller with its own knob (rdmig's
+ * RDMIG_HASH_THREADS) passes the number it wants. */
 unsigned rdmig_hash_pool_default_threads(void);
 
 /* 0, or -1 with errno (no thread could be started; none runs then). */

@@ -5,7 +5,7 @@
  * row of `info ramblock`), the recorder of `rdmig recv --qemu`, and the
  * reader and replay planner of its record for `rdmig send --qemu-replay`.
  * Part 2 is rdmig/imgstream.h.  Link with `pkg-config --libs rdmig-stream`
- * (librdmig-stream, on top of librdmig).
+ * (librdmig-stream, which needs neither librdmig nor verbs).
  *
  * Conventions: errors are returned, never printed (0, or -1 with a
  * message: rdmig_qs_errmsg() or the caller's err buffer); the library
