@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <rdmig.h>
+#include <rdmig/private.h>
 
 /* The command line of every subcommand (unused fields keep defaults). */
 struct bench_args {

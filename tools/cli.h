@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <rdmig.h>
+#include <rdmig/private.h>
 #include "outdir.h"
 
 /* The project's version (CMake's project version, a compile definition of
