@@ -21,9 +21,9 @@
  *     class of error to branch on.
  *   - Lifecycles: a struct of the caller's memory is filled by *_init (or
  *     by the call that produces it: rdmig_rr_parse, rdmig_verify_start)
- *     and emptied by *_free; the one object the library allocates, the hash pool, has
- *     rdmig_hash_pool_create and rdmig_hash_pool_destroy, as librdmig's
- *     handles have.
+ *     and emptied by *_free; the one object the library allocates, the
+ *     hash pool, has rdmig_hash_pool_create and rdmig_hash_pool_destroy,
+ *     as librdmig's handles have.
  *   - Names are rdmig_<module>_* and RDMIG_<MODULE>_*; the structs are
  *     the caller's memory (declared here to be embedded) and their fields
  *     marked internal are not to be touched.  Unlike librdmig's, these
