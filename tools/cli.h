@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* cli.h - shared pieces of the rdmig command (public API only). */
+/* cli.h - shared pieces of the rdmig command (the installed headers, and
+ * rdmig/private.h for the helpers it shares with the library). */
 #ifndef RDMIG_CLI_H
 #define RDMIG_CLI_H
 
