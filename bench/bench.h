@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* bench.h - what the parts of rdmig-bench share (public API only). */
+/* bench.h - what the parts of rdmig-bench share (the installed headers,
+ * and rdmig/private.h for the library's clock and zero test). */
 #ifndef RDMIG_BENCH_H
 #define RDMIG_BENCH_H
 
