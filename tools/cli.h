@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* cli.h - shared pieces of the rdmig command (public API only). */
+/* cli.h - shared pieces of the rdmig command (the installed headers, and
+ * rdmig/private.h for the helpers it shares with the library). */
 #ifndef RDMIG_CLI_H
 #define RDMIG_CLI_H
 
@@ -10,6 +11,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <rdmig.h>
+#include <rdmig/private.h>
 #include "outdir.h"
 
 /* The project's version (CMake's project version, a compile definition of
@@ -32,6 +34,9 @@ int cli_parse_chunk_size(const char *s, uint64_t *out);
 /* This machine's physical memory (1 GiB when it cannot be read): the
  * default bound on what a source may ask a destination to allocate. */
 uint64_t cli_physical_memory(void);
+/* The hashing threads RDMIG_HASH_THREADS asks for, 1 to 8; 0 when it is
+ * unset, for librdmig-stream's default (one per online CPU, at most 8). */
+unsigned cli_hash_threads(void);
 
 /* mkdir -p DIR; -1 with a message in err on failure. */
 int cli_make_dir(const char *dir, char *err, size_t errlen);

@@ -186,8 +186,9 @@ static int start_verify(struct recv_state *s)
 			return -1;
 		}
 	}
-	ret = rdmig_verify_start(&s->vf, s->verify_off ? RDMIG_DIGEST_OFF : s->ps.prm.digest, 0,
-				 s->ps.blocks, s->ps.count, s->ps.prm.span_shift, mems, false,
+	ret = rdmig_verify_start(&s->vf, s->verify_off ? RDMIG_DIGEST_OFF : s->ps.prm.digest,
+				 cli_hash_threads(), s->ps.blocks, s->ps.count,
+				 s->ps.prm.span_shift, mems, false,
 				 span_landed, s, s->err, sizeof(s->err));
 	free(mems);
 	return ret;

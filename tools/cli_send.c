@@ -250,8 +250,8 @@ static int start_hashing(struct send_state *s)
 	}
 	for (int i = 0; i < s->a.nfiles; i++)
 		mems[i] = s->in.f[i].map;
-	ret = rdmig_verify_start(&s->vf, s->a.verify, 0, s->in.desc, (uint32_t)s->a.nfiles,
-				 SPAN_SHIFT, mems, true, NULL, NULL, s->err, sizeof(s->err));
+	ret = rdmig_verify_start(&s->vf, s->a.verify, cli_hash_threads(), s->in.desc,
+				 (uint32_t)s->a.nfiles, SPAN_SHIFT, mems, true, NULL, NULL, s->err, sizeof(s->err));
 	free(mems);
 	return ret;
 }
