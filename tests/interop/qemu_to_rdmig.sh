@@ -6,9 +6,10 @@
 #
 # Usage: tests/interop/qemu_to_rdmig.sh BUILD_DIR DEVICE [MODE [QEMU]]
 #   DEVICE: rxe | siw
-#   QEMU:   7.2 (default) | 10.0.2 | inline: the peer, as scripts/qemu-peer
-#           finds it (10.0.2 and inline must have been fetched or built on
-#           the host before the guest booted: scripts/test does that)
+#   QEMU:   7.2 (default) | 10.0.2 | 11.1 | inline: the peer, as
+#           scripts/qemu-peer finds it (10.0.2, 11.1 and inline must have
+#           been fetched or built on the host before the guest booted:
+#           scripts/test does that)
 #   MODE:   dynamic  both ways: a stopped 64 MiB VM (TCG, -M pc, RAM from a
 #                    shared file of random, zero and patterned chunks)
 #                    migrates into rdmig, dynamic registration (default);
@@ -175,12 +176,22 @@ blocks_match() {
 	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
 }
 
+# bios_dirs: where the peer looks for firmware, first first: the -L
+# directories its wrapper passes (10.0.2, 11.1 and inline are wrappers;
+# 11.1 brings its own SeaBIOS), then QEMU's usual places
+bios_dirs() {
+	[ "$(head -c 2 "$QEMU")" = '#!' ] && grep -o -- '-L [^ ]*' "$QEMU" | sed 's/^-L //'
+	echo /usr/share/seabios
+	echo /usr/share/qemu
+}
+
 bios_matches() { # TAG: pc.bios is the BIOS file QEMU loaded
-	local bios f
-	for f in /usr/share/seabios/bios-256k.bin /usr/share/qemu/bios-256k.bin; do
-		[ -f "$f" ] && { bios=$f; break; }
+	local bios d
+	# (a word list, not a loop over <(...): the guest has no /dev/fd)
+	for d in $(bios_dirs); do
+		[ -f "$d/bios-256k.bin" ] && { bios=$d/bios-256k.bin; break; }
 	done
-	[ -n "${bios:-}" ] || { echo "# no bios-256k.bin in /usr/share/seabios or /usr/share/qemu"; return 1; }
+	[ -n "${bios:-}" ] || { echo "# no bios-256k.bin in $(bios_dirs | tr '\n' ' ')"; return 1; }
 	cmp "$bios" "$WORK/$1.out/pc.bios.img" | sed 's/^/# /'
 	cmp -s "$bios" "$WORK/$1.out/pc.bios.img"
 }
