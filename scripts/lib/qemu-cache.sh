@@ -155,16 +155,21 @@ qemu_cache_wrapper_11() {
 		printf 'exec %q --library-path %q %q -L %q -L %q "$@"\n' "$lib/ld-linux-x86-64.so.2" \
 			"$lib:/usr/lib/x86_64-linux-gnu" "$root/usr/bin/qemu-system-x86_64" \
 			"$root/usr/share/qemu" "$root/usr/share/seabios"
-	} >"$w.new" && chmod +x "$w.new" && mv "$w.new" "$w" || return 1
+	} >"$w.new.$$" && chmod +x "$w.new.$$" && mv "$w.new.$$" "$w" || { rm -f "$w.new.$$"; return 1; }
 	echo "$w"
 }
 
+# Interop cases run two at a time, each asking for its peer: each writes
+# its own temporary file (.new.PID) and renames it over the wrapper, so
+# that two writers never rename the same file (a shared .new made one of
+# them fail with "cannot write the wrapper").
 qemu_cache_wrapper() {
 	local name=$1 bin=$2 data=$3 w=$RDMIG_QEMU_CACHE/bin/$1
 	mkdir -p "$RDMIG_QEMU_CACHE/bin" || return 1
 	# -L: the first directory that has a file wins; Debian keeps SeaBIOS
 	# in /usr/share/seabios, which the +ds builds do not bundle.
 	printf '#!/bin/sh\n# %s: written by scripts/lib/qemu-cache.sh\nexec %q -L %q -L /usr/share/qemu -L /usr/share/seabios "$@"\n' \
-		"$name" "$bin" "$data" >"$w.new" && chmod +x "$w.new" && mv "$w.new" "$w" || return 1
+		"$name" "$bin" "$data" >"$w.new.$$" && chmod +x "$w.new.$$" && mv "$w.new.$$" "$w" ||
+		{ rm -f "$w.new.$$"; return 1; }
 	echo "$w"
 }
