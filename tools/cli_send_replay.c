@@ -92,21 +92,25 @@ static int parse_replay_args(int argc, char **argv, struct replay_args *a)
 	int c, r;
 
 	mig_common_init(&a->m);
-	while ((c = getopt_long(argc, argv, "t:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
+	if (cli_wants_help(argc, argv)) {
+		replay_usage(stdout);
+		return 1;
+	}
+	while ((c = getopt_long(argc, argv, ":t:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
 		if (c == 'R')
 			a->dir = optarg;
 		else if (c == 't')
 			to = optarg;
-		else if ((r = mig_other_option(&a->m, "send", c, optarg, replay_usage)))
+		else if ((r = mig_other_option(&a->m, c, optarg, argv, replay_usage)))
 			return r;
 	}
 	if (!a->dir || !*a->dir)
-		return cli_fail("send", "--qemu-replay needs the record's directory") + 1;
+		return cli_usage("--qemu-replay needs the record's directory");
 	if (!to)
-		return cli_fail("send", "--to ADDR:PORT is required (see --help)") + 1;
+		return cli_usage("--to ADDR:PORT is required");
 	if (optind < argc)
-		return cli_fail("send", "--qemu-replay takes no FILE arguments: the images come "
-					"from the record's directory") + 1;
+		return cli_usage("unexpected argument '%s': the images come from the record's "
+				 "directory", argv[optind]);
 	return mig_parse_to(to, a->host, sizeof(a->host), a->port, sizeof(a->port));
 }
 
@@ -236,11 +240,14 @@ static int replay(struct replay_state *s)
 {
 	int ret;
 
+	cli_phase("connect");
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
 	s->t_start = rdmig_monotonic_seconds();
-	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)) ||
-	    (ret = rdmig_source_create(s->conn, s->blocks, s->rec.nblocks, &s->src)))
+	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)))
+		return ret;
+	cli_phase("migrate");
+	if ((ret = rdmig_source_create(s->conn, s->blocks, s->rec.nblocks, &s->src)))
 		return ret;
 	mig_progress_start(&s->prog, "replay", s->rec.ram_bytes);
 	for (s->phase = 0; s->phase < s->rec.nphases; s->phase++) {
@@ -262,10 +269,8 @@ static int replay(struct replay_state *s)
 static void print_json(const struct replay_state *s, const struct rdmig_engine_stats *st)
 {
 	double secs = s->t_end - s->t_start;
-	struct json_object *o = cj_object();
+	struct json_object *o = cj_summary();
 
-	cj_str(o, "command", "send");
-	cj_str(o, "mode", "qemu-replay");
 	cj_str(o, "record", s->a.dir);
 	cj_str(o, "machine", s->rec.machine);
 	mig_json_destination(o, s->a.host, s->a.port, s->conn);
@@ -281,7 +286,7 @@ static void print_json(const struct replay_state *s, const struct rdmig_engine_s
 	mig_json_register(o, st);
 	cj_fixed(o, "seconds", secs, 6);
 	mig_json_conn(o, s->conn);
-	cj_print(o);
+	cj_summary_print(o);
 }
 
 static void print_human(const struct replay_state *s, const struct rdmig_engine_stats *st)
@@ -320,7 +325,7 @@ static void report_failure(struct replay_state *s, int ret)
 	if (ret == RDMIG_EPEER || ret == RDMIG_EDISCONNECTED || ret == RDMIG_ECOMPLETION)
 		strncat(msg, " (QEMU gave up on the migration; its own log says why)",
 			sizeof(msg) - strlen(msg) - 1);
-	cli_fail("send", msg);
+	cli_fail_lib("send", ret, msg);
 }
 
 /* SIGINT or SIGTERM: tell QEMU (it then fails the incoming migration
@@ -333,7 +338,7 @@ static int replay_cancelled(struct replay_state *s)
 	told = cli_cancel_tell_peer(s->conn);
 	snprintf(msg, sizeof(msg), "interrupted by %s in phase %u: replay aborted%s",
 		 cli_cancel_name(), s->phase, told ? "; QEMU was told" : "");
-	cli_fail("send", msg);
+	cli_fail_code("send", "interrupted", msg);
 	return cli_cancel_status();
 }
 
@@ -355,9 +360,11 @@ int cmd_send_replay(int argc, char **argv)
 	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	int ret;
 
+	cli_run_begin("send", "qemu-replay", "send --qemu-replay", argc, argv);
 	memset(&s, 0, sizeof(s));
 	if ((ret = parse_replay_args(argc, argv, &s.a)))
 		return ret == 1 ? 0 : ret;
+	cli_phase("setup");
 	if (read_record(&s) || map_inputs(&s)) {
 		cli_fail("send", s.err);
 		cleanup(&s);

@@ -258,11 +258,11 @@ case_shapes() {
 	json=$WORK/shapes.send.json
 	if [ "$mode" = pin_all ]; then
 		check "pin-all was negotiated" grep -q '"pin_all": true' "$json"
-		check "no REGISTER round trips with pin-all" [ "$(json_num "$json" register_round_trips)" = 0 ]
+		check "no REGISTER round trips with pin-all" [ "$(json_num "$json" register_requests)" = 0 ]
 	else
 		check "dynamic registration" grep -q '"pin_all": false' "$json"
 		check "zero chunks went as COMPRESS" [ "$(json_num "$json" bytes_compressed)" -gt 0 ]
-		check "REGISTER round trips happened" [ "$(json_num "$json" register_round_trips)" -gt 0 ]
+		check "REGISTER round trips happened" [ "$(json_num "$json" register_requests)" -gt 0 ]
 	fi
 	check "zero pages were skipped" [ "$(json_num "$json" bytes_skipped_zero)" -gt 0 ]
 	check "the empty block has an empty output" empty_file "$out/empty.bin.img"

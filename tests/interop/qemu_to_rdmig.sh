@@ -541,7 +541,7 @@ check_replay() {
 			test "${inl:-0}" -gt 0 -a "${cp:-1}" = 0
 		# QEMU takes a chunk's REGISTER_REQUEST sent before the previous
 		# chunk's write was posted (the RAM file comparison proves it)
-		check "$tag: registrations went ahead of the previous write ($(json_num "$WORK/$tag.replay.json" register_ahead) of $(json_num "$WORK/$tag.replay.json" register_round_trips))" \
+		check "$tag: registrations went ahead of the previous write ($(json_num "$WORK/$tag.replay.json" register_ahead) of $(json_num "$WORK/$tag.replay.json" register_requests))" \
 			test "$(json_num "$WORK/$tag.replay.json" register_ahead)" -gt 0
 		check "$tag: zero chunks went as COMPRESS ($(json_num "$WORK/$tag.replay.json" bytes_compressed) bytes)" \
 			test "$(json_num "$WORK/$tag.replay.json" bytes_compressed)" -gt 0
