@@ -74,7 +74,8 @@ static void recv_usage(FILE *f)
 		   "  --verify off    do not check the source's checksums (the images are still\n"
 		   "                  written; default on: each 4 MiB is checked as it lands)\n"
 		   "  --json          one JSON object on stdout instead of the summary\n"
-		   "  -v, -vv         the library's notes / debug log on stderr\n"
+		   "  -v, --verbose   the library's notes on stderr; -vv adds its debug log\n"
+		   "  -h, --help      this help\n"
 		   "SIGINT or SIGTERM aborts the migration: the source is told, and the exit\n"
 		   "status is 128 + the signal.\n", MIG_DEFAULT_TIMEOUT_S);
 }

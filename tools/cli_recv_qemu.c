@@ -52,7 +52,9 @@ static void usage(FILE *f)
 		   "--allow ADDR[/N]: accept sources from this address or prefix only (repeat for\n"
 		   "  more); others are rejected before anything is registered.\n"
 		   "DIR receives <block>.img per RAM block, stream.bin and " RQ_RECORD "; after a\n"
-		   "  failure or SIGINT/SIGTERM (exit status 128 + signal) only " RQ_RECORD ".\n",
+		   "  failure or SIGINT/SIGTERM (exit status 128 + signal) only " RQ_RECORD ".\n"
+		   "--json: one JSON object on stdout instead of the summary.  -v, --verbose:\n"
+		   "  the library's notes on stderr; -vv adds its debug log.  -h, --help: this.\n",
 		MIG_DEFAULT_TIMEOUT_S);
 }
 

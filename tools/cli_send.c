@@ -93,7 +93,8 @@ static void send_usage(FILE *f)
 		   "  --timeout S    give up when the destination stays silent this long\n"
 		   "                 (0: never; default %d)\n"
 		   "  --json         one JSON object on stdout instead of the summary\n"
-		   "  -v, -vv        the library's notes / debug log on stderr\n"
+		   "  -v, --verbose  the library's notes on stderr; -vv adds its debug log\n"
+		   "  -h, --help     this help\n"
 		   "SIGINT or SIGTERM aborts the migration: the destination is told, and the exit\n"
 		   "status is 128 + the signal.\n", MIG_DEFAULT_TIMEOUT_S);
 }

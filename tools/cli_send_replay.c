@@ -78,7 +78,8 @@ static void replay_usage(FILE *f)
 		   "                 default 1M); QEMU must be set to the same\n"
 		   "  --timeout S    limit of every wait, in seconds (0: none; default 10)\n"
 		   "  --json         one JSON object on stdout instead of the summary\n"
-		   "  -v, -vv        the library's notes / debug log on stderr\n");
+		   "  -v, --verbose  the library's notes on stderr; -vv adds its debug log\n"
+		   "  -h, --help     this help\n");
 }
 
 static int parse_replay_args(int argc, char **argv, struct replay_args *a)
