@@ -391,6 +391,8 @@ static void print_json(const struct recv_state *s)
 	struct rdmig_caps caps;
 
 	rdmig_conn_caps(s->conn, &caps);
+	cj_str(o, "listen", s->a.host);
+	cj_i64(o, "port", rdmig_listener_port(s->l));
 	cj_str(o, "out", s->a.out);
 	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
 	cj_add(o, "blocks", json_blocks(s));

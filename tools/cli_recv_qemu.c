@@ -417,6 +417,8 @@ static void print_json(const struct rq_state *s)
 	struct json_object *o = cj_summary();
 
 	rdmig_conn_counters(s->conn, &k);
+	cj_str(o, "listen", s->a.host);
+	cj_i64(o, "port", rdmig_listener_port(s->l));
 	cj_str(o, "out", s->a.out);
 	cj_str(o, "machine", s->qs.machine);
 	cj_bool(o, "pin_all", s->pin_all);

@@ -267,6 +267,22 @@ static int replay(struct replay_state *s)
 
 /* ------------------------------------------------------------ output -- */
 
+/* The record's blocks, as send and recv list theirs. */
+static struct json_object *json_blocks(const struct replay_state *s)
+{
+	struct json_object *arr = cj_array();
+
+	for (uint32_t i = 0; i < s->rec.nblocks; i++) {
+		struct json_object *b = cj_object();
+
+		cj_str(b, "name", s->rec.blocks[i].name);
+		cj_str(b, "file", s->rec.blocks[i].file);
+		cj_u64(b, "length", s->rec.blocks[i].length);
+		cj_push(arr, b);
+	}
+	return arr;
+}
+
 static void print_json(const struct replay_state *s, const struct rdmig_engine_stats *st)
 {
 	double secs = s->t_end - s->t_start;
@@ -276,9 +292,9 @@ static void print_json(const struct replay_state *s, const struct rdmig_engine_s
 	cj_str(o, "machine", s->rec.machine);
 	mig_json_destination(o, s->a.host, s->a.port, s->conn);
 	cj_bool(o, "recorded_pin_all", s->rec.pin_all);
-	cj_u64(o, "blocks", s->rec.nblocks);
+	cj_add(o, "blocks", json_blocks(s));
 	cj_u64(o, "phases", s->rec.nphases);
-	cj_u64(o, "ram_bytes", s->rec.ram_bytes);
+	cj_u64(o, "bytes_total", s->rec.ram_bytes);
 	cj_u64(o, "stream_bytes", st->stream_bytes);
 	cj_u64(o, "bytes_written", st->bytes_written);
 	cj_u64(o, "bytes_compressed", st->bytes_compressed);

@@ -70,10 +70,10 @@ usage_error probe --inline 2000
 usage_error probe operand
 for c in ping pong; do
 	[ $c = ping ] && a=--to || a=--listen
-	usage_error $c $a 127.0.0.1:9 --bogus
-	usage_error $c $a 127.0.0.1:9 -T abc
-	usage_error $c $a 127.0.0.1:9 --timeout 5x
-	usage_error $c
+	usage_error "$c" "$a" 127.0.0.1:9 --bogus
+	usage_error "$c" "$a" 127.0.0.1:9 -T abc
+	usage_error "$c" "$a" 127.0.0.1:9 --timeout 5x
+	usage_error "$c"
 done
 usage_error ping --to 127.0.0.1:9 -n abc
 usage_error ping --to 127.0.0.1:9 -n 5x

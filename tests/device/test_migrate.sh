@@ -69,10 +69,15 @@ json_num() {
 	grep -o "\"$2\": [0-9.]*" "$1" 2>/dev/null | head -n1 | sed 's/.*: //'
 }
 # Every --json output of the case is one valid JSON object: one jq (or
-# python3, which takes seconds to start in the guest) for all of them.
+# python3, which takes seconds to start in the guest) for all of them; and
+# each matches its schema, rdmig-json(7) (one python3 for all of them:
+# tests/cli/check_json.py reads the man page's member lists).
 JSON_FILES=()
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
 check_json() {
 	[ ${#JSON_FILES[@]} -gt 0 ] || return 0
+	check "all ${#JSON_FILES[@]} --json outputs match rdmig-json(7)" \
+		python3 "$SRC/tests/cli/check_json.py" "$SRC/man/rdmig-json.7.scd" "${JSON_FILES[@]}"
 	if command -v jq >/dev/null; then
 		check "all ${#JSON_FILES[@]} --json outputs are valid JSON" \
 			jq -e -s 'all(.[]; type == "object")' "${JSON_FILES[@]}" >/dev/null
