@@ -177,9 +177,21 @@ int cmd_recv(int argc, char **argv);
  * migration is given up (a dead peer that the kernel reports ends it at once). */
 #define MIG_DEFAULT_TIMEOUT_S 10
 
+/* --progress: what the migration shows while it runs (mig_progress). */
+enum mig_progress_mode {
+	MIG_PROGRESS_AUTO,  /* human on a terminal, none otherwise */
+	MIG_PROGRESS_HUMAN, /* one line on stderr, redrawn */
+	MIG_PROGRESS_JSON,  /* JSON lines on stderr (rdmig-json(7)) */
+	MIG_PROGRESS_NONE,
+};
+/* The long option of the commands that show progress (send, send
+ * --qemu-replay, recv), which mig_common_opt applies. */
+#define MIG_PROGRESS_OPTION {"progress", required_argument, NULL, 'G'}
+
 /* The options both migration commands take. */
 struct mig_common {
 	struct rdmig_opts opts;
+	int progress; /* enum mig_progress_mode */
 	int json;
 	int verbose;       /* -v count */
 	int timeout_given; /* --timeout also bounds recv's wait for a source */
@@ -206,15 +218,16 @@ int mig_other_option(struct mig_common *m, int c, const char *arg, char **argv,
  * 2 (a usage error) after printing why it names no destination. */
 int mig_parse_to(const char *to, char *host, size_t hostlen, char *port, size_t portlen);
 
-/* A progress line on stderr, only when stderr is a terminal, redrawn at
- * most 5 times a second: "what: done/total MiB  rate MB/s  ETA m:ss". */
+/* Progress on stderr at most 5 times a second and once at the end: a
+ * line redrawn on a terminal ("what: done/total MiB  rate MB/s  ETA m:ss")
+ * or one JSON object per line (bytes done and total, rate, ETA, phase). */
 struct mig_progress {
-	int on;
+	int on; /* enum mig_progress_mode, AUTO resolved; NONE: off */
 	const char *what;
 	uint64_t total;
 	double start, last;
 };
-void mig_progress_start(struct mig_progress *p, const char *what, uint64_t total);
+void mig_progress_start(struct mig_progress *p, int mode, const char *what, uint64_t total);
 void mig_progress(struct mig_progress *p, uint64_t done);
 void mig_progress_end(struct mig_progress *p); /* erase the line */
 

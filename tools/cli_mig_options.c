@@ -24,6 +24,20 @@ int mig_common_opt(struct mig_common *m, int c, const char *arg)
 
 	switch (c) {
 	case 'P': m->opts.pin_all = true; return 1;
+	case 'G':
+		if (!strcmp(arg, "auto"))
+			m->progress = MIG_PROGRESS_AUTO;
+		else if (!strcmp(arg, "human"))
+			m->progress = MIG_PROGRESS_HUMAN;
+		else if (!strcmp(arg, "json"))
+			m->progress = MIG_PROGRESS_JSON;
+		else if (!strcmp(arg, "none"))
+			m->progress = MIG_PROGRESS_NONE;
+		else {
+			cli_usage("--progress '%s': takes auto, human, json or none", arg);
+			return -1;
+		}
+		return 1;
 	case 'j': m->json = 1; cli_run.json = true; return 1;
 	case 'v':
 		/* -v: the library's notes; -vv: its debug log too */

@@ -54,7 +54,8 @@ static void recv_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig recv --listen ADDR:PORT --out DIR [--pin-all] [--inline auto|0|N]\n"
 		   "                  [--json] [--timeout S] [--max-total SIZE] [--allow ADDR[/N]]\n"
-		   "                  [--force] [--verify on|off] [--chunk-size SIZE] [-v]\n"
+		   "                  [--force] [--verify on|off] [--chunk-size SIZE]\n"
+		   "                  [--progress auto|human|json|none] [-v]\n"
 		   "ADDR: a name, an IPv4 address, [IPv6] or empty for any ([::]:4444, :4444).\n"
 		   "Writes DIR/<block>.img per block and the raw stream to DIR/stream.bin, after\n"
 		   "a verified migration only: a failed or interrupted one leaves neither.\n"
@@ -74,6 +75,8 @@ static void recv_usage(FILE *f)
 		   "  --verify off    do not check the source's checksums (the images are still\n"
 		   "                  written; default on: each 4 MiB is checked as it lands)\n"
 		   "  --json          one JSON object on stdout instead of the summary\n"
+		   "  --progress M    on stderr while it runs: human (a line), json (JSON\n"
+		   "                  lines), none, or auto (default: human on a terminal)\n"
 		   "  -v, --verbose   the library's notes on stderr; -vv adds its debug log\n"
 		   "  -h, --help      this help\n"
 		   "SIGINT or SIGTERM aborts the migration: the source is told, and the exit\n"
@@ -83,7 +86,8 @@ static void recv_usage(FILE *f)
 static int parse_recv_args(int argc, char **argv, struct recv_args *a, bool *verify_off)
 {
 	static const struct option longopts[] = {
-		RECV_OPTIONS, {"verify", required_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+		RECV_OPTIONS, {"verify", required_argument, NULL, 'V'}, MIG_PROGRESS_OPTION,
+		{NULL, 0, NULL, 0}};
 	int c, r;
 
 	recv_args_init(a);
@@ -252,7 +256,7 @@ static int alloc_blocks(struct recv_state *s)
 	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, n)))
 		return ret;
 	s->blocks_set = 1;
-	mig_progress_start(&s->prog, "recv", s->ps.total);
+	mig_progress_start(&s->prog, s->a.m.progress, "recv", s->ps.total);
 	return start_verify(s);
 }
 

@@ -80,7 +80,8 @@ static void send_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig send --to ADDR:PORT [--pin-all] [--inline auto|0|N] [--json]\n"
 		   "                  [--timeout S] [--verify xxh64|xxh3-128|sha256|off]\n"
-		   "                  [--chunk-size SIZE] [-v] FILE|NAME=FILE...\n"
+		   "                  [--chunk-size SIZE] [--progress auto|human|json|none]\n"
+		   "                  [-v] FILE|NAME=FILE...\n"
 		   "Each FILE becomes one RAM block named after its basename (or NAME).\n"
 		   "  --pin-all      ask the destination to register all its memory up front\n"
 		   "  --chunk-size SIZE  registration chunk, a power of two from 1M to 1G\n"
@@ -93,6 +94,8 @@ static void send_usage(FILE *f)
 		   "  --timeout S    give up when the destination stays silent this long\n"
 		   "                 (0: never; default %d)\n"
 		   "  --json         one JSON object on stdout instead of the summary\n"
+		   "  --progress M   on stderr while it runs: human (a line), json (JSON\n"
+		   "                 lines), none, or auto (default: human on a terminal)\n"
 		   "  -v, --verbose  the library's notes on stderr; -vv adds its debug log\n"
 		   "  -h, --help     this help\n"
 		   "SIGINT or SIGTERM aborts the migration: the destination is told, and the exit\n"
@@ -115,7 +118,7 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 {
 	static const struct option longopts[] = {
 		{"to", required_argument, NULL, 't'}, {"verify", required_argument, NULL, 'V'},
-		MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+		MIG_PROGRESS_OPTION, MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
 	const char *to = NULL;
 	int c, r;
 
@@ -378,7 +381,7 @@ static int migrate(struct send_state *s)
 	 * overlap this one's writes */
 	if ((ret = rdmig_source_set_lookahead(s->src, 1)))
 		return ret;
-	mig_progress_start(&s->prog, "send", s->in.total);
+	mig_progress_start(&s->prog, s->a.m.progress, "send", s->in.total);
 	for (uint32_t b = 0; b < (uint32_t)s->a.nfiles; b++)
 		if (send_block(s, b))
 			return -1;

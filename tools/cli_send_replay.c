@@ -69,7 +69,7 @@ static void replay_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig send --qemu-replay DIR --to ADDR:PORT [--pin-all]\n"
 		   "                  [--inline auto|0|N] [--json] [--timeout S]\n"
-		   "                  [--chunk-size SIZE] [-v]\n"
+		   "                  [--chunk-size SIZE] [--progress auto|human|json|none] [-v]\n"
 		   "Replays a migration recorded by 'rdmig recv --qemu --out DIR' into a QEMU\n"
 		   "started with the recorded machine configuration and -incoming rdma:ADDR:PORT.\n"
 		   "  --pin-all      ask QEMU to register all its memory up front\n"
@@ -78,6 +78,7 @@ static void replay_usage(FILE *f)
 		   "                 default 1M); QEMU must be set to the same\n"
 		   "  --timeout S    limit of every wait, in seconds (0: none; default 10)\n"
 		   "  --json         one JSON object on stdout instead of the summary\n"
+		   "  --progress M   as for send: auto, human, json or none\n"
 		   "  -v, --verbose  the library's notes on stderr; -vv adds its debug log\n"
 		   "  -h, --help     this help\n");
 }
@@ -87,6 +88,7 @@ static int parse_replay_args(int argc, char **argv, struct replay_args *a)
 	static const struct option longopts[] = {
 		{"qemu-replay", required_argument, NULL, 'R'},
 		{"to", required_argument, NULL, 't'},
+		MIG_PROGRESS_OPTION,
 		MIG_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0}};
 	const char *to = NULL;
@@ -250,7 +252,7 @@ static int replay(struct replay_state *s)
 	cli_phase("migrate");
 	if ((ret = rdmig_source_create(s->conn, s->blocks, s->rec.nblocks, &s->src)))
 		return ret;
-	mig_progress_start(&s->prog, "replay", s->rec.ram_bytes);
+	mig_progress_start(&s->prog, s->a.m.progress, "replay", s->rec.ram_bytes);
 	for (s->phase = 0; s->phase < s->rec.nphases; s->phase++) {
 		const struct rdmig_rr_phase *ph = &s->rec.phases[s->phase];
 		if ((ret = send_stream_to(s, ph->offset)))

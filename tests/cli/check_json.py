@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""check_json.py MAN FILE... - check rdmig's --json outputs against their
-schema, the man page rdmig-json(7) (MAN: man/rdmig-json.7.scd).
+"""check_json.py [--progress] MAN FILE... - check rdmig's --json outputs
+against their schema, the man page rdmig-json(7) (MAN: man/rdmig-json.7.scd).
+With --progress, every line of each FILE that starts with "{" is a
+--progress json object instead (the rest of stderr is ignored).
 
 Each FILE must hold exactly one JSON object on one line.  The page's "## "
 sections each describe an object: "common" the head and outcome of every
@@ -149,9 +151,32 @@ def check_file(schema, path):
     return errors
 
 
+def check_progress(schema, path):
+    """Every line of path is a progress object (section "progress")."""
+    errors = []
+    with open(path) as f:
+        lines = [l for l in f.read().splitlines() if l.startswith("{")]
+    if not lines:
+        return ["%s: no progress line" % path]
+    for i, line in enumerate(lines):
+        try:
+            obj = json.loads(line)
+        except ValueError as e:
+            errors.append("%s:%d: not JSON: %s" % (path, i + 1, e))
+            continue
+        if not isinstance(obj, dict):
+            errors.append("%s:%d: not an object" % (path, i + 1))
+            continue
+        check_object(schema, "progress", obj, "%s:%d" % (path, i + 1), True, errors)
+    return errors
+
+
 def main(argv):
+    progress = len(argv) > 1 and argv[1] == "--progress"
+    if progress:
+        argv = argv[:1] + argv[2:]
     if len(argv) < 3:
-        sys.stderr.write("usage: check_json.py MAN FILE...\n")
+        sys.stderr.write("usage: check_json.py [--progress] MAN FILE...\n")
         return 2
     schema = load_schema(argv[1])
     if "common" not in schema:
@@ -159,7 +184,7 @@ def main(argv):
         return 2
     bad = 0
     for path in argv[2:]:
-        errors = check_file(schema, path)
+        errors = check_progress(schema, path) if progress else check_file(schema, path)
         if errors:
             bad += 1
             for e in errors:

@@ -56,6 +56,8 @@ usage_error send --to 127.0.0.1:9 --chunk-size 3M "$IMG"
 usage_error send --to 127.0.0.1:9 --inline +16 "$IMG"
 usage_error send --to 127.0.0.1:9 --verify md5 "$IMG"
 usage_error send --to 127.0.0.1:9 --json=1 "$IMG"
+usage_error send --to 127.0.0.1:9 --progress yes "$IMG"
+usage_error recv --listen :4444 --out /nonexistent-rdmig-dir --progress
 usage_error send --qemu-replay
 usage_error send --qemu-replay /nonexistent --to 127.0.0.1:9 extra
 usage_error recv --listen :4444
