@@ -34,7 +34,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-18s %s\n", commands[i].name, commands[i].summary);
 	for (size_t i = 0; i < NMODES; i++)
 		fprintf(f, "  %-18s %s\n", modes[i].name, modes[i].summary);
-	fprintf(f, "\nman rdmig for every option, exit status and example.\n");
+	fprintf(f, "\nman rdmig for every option, exit status and example; man rdmig-json for\n"
+		   "the objects --json prints.\n");
 }
 
 int main(int argc, char **argv)

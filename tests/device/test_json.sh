@@ -97,8 +97,9 @@ echo data >"$WORK/img"
 timeout 60 "$RDMIG" send --to "$IP:$((PORT + 2))" --timeout 2 --json "$WORK/img" \
 	>"$WORK/send.json" 2>"$WORK/send.err"
 check "send nobody answers: exit 1" test $? = 1
-check "send: phase connect ($(grep -o '"code": "[A-Z_]*"' "$WORK/send.json"))" has "$WORK/send.json" \
-	'"ok": false, "phase": "connect", "error": { "code": "RDMIG_E'
+# rxe says RDMIG_EREJECTED or RDMIG_ETIMEDOUT, siw ECONNREFUSED: a name either way
+check "send: phase connect ($(grep -o '"code": "[A-Z_]*"' "$WORK/send.json"))" grep -qE \
+	'"ok": false, "phase": "connect", "error": \{ "code": "[A-Z][A-Z_]+"' "$WORK/send.json"
 check "recv and send failures match rdmig-json(7)" schema "$WORK/recv.json" "$WORK/send.json"
 for f in recv send; do
 	check "$f: the error once on stderr" test "$(grep -c "^rdmig: $f:" "$WORK/$f.err")" = 1
