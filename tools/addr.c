@@ -129,9 +129,11 @@ int cli_fail(const char *what, const char *msg)
 	return cli_fail_code(what, "failed", msg);
 }
 
+/* -1 is what the tool's own steps return after a failure whose message
+ * they kept: not a code, whatever errno -1 would be. */
 int cli_fail_lib(const char *what, int ret, const char *msg)
 {
-	return cli_fail_code(what, ret < 0 ? rdmig_err_name(ret) : "failed", msg);
+	return cli_fail_code(what, ret < -1 ? rdmig_err_name(ret) : "failed", msg);
 }
 
 /* The library logs every failure at RDMIG_LOG_ERROR as it keeps the

@@ -47,11 +47,13 @@ int cli_parse_inline(const char *s, int *out);
  * first failure of a run is also kept (cli_run) for its JSON object. */
 int cli_fail(const char *what, const char *msg);
 /* The same with the failure's code (rdmig-json(7)): one of the tool's own
- * (lower case) or the library's symbolic name of ret (cli_fail_lib). */
+ * (lower case), or the library's symbolic name of ret (cli_fail_lib;
+ * "failed" for -1, the tool's own steps' failure). */
 int cli_fail_code(const char *what, const char *code, const char *msg);
 int cli_fail_lib(const char *what, int ret, const char *msg);
 
-/* ---- the run: its command, phase and outcome (cli_outcome.c) ---- */
+/* ---- the run: its command, phase and outcome (cli_outcome.c; cli_run
+ * and the cli_fail functions that fill it are in addr.c) ---- */
 
 /* What the JSON object of a run says about it (rdmig-json(7)).  One run
  * per process; the main thread alone touches it. */

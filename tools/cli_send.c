@@ -205,11 +205,12 @@ static int send_spans(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
 {
 	for (uint64_t at = off; at < off + n;) {
 		uint64_t end = ((at >> SPAN_SHIFT) + 1) << SPAN_SHIFT;
+		int ret;
 
 		if (end > off + n)
 			end = off + n;
-		if (send_pages(s, b, at, end - at))
-			return -1;
+		if ((ret = send_pages(s, b, at, end - at)))
+			return ret;
 		if ((s->pin_all || !(end & ((1ull << RECORD_SHIFT) - 1))) &&
 		    spans_handed(s, s->in.desc[b].first_span + (end >> SPAN_SHIFT)))
 			return -1;
@@ -234,8 +235,9 @@ static int send_block(struct send_state *s, uint32_t b)
 			ret = rdmig_source_write(s->src, b, off, n);
 		else
 			ret = send_spans(s, b, off, n);
-		if (ret ||
-		    spans_handed(s, s->in.desc[b].first_span + ((off + n) >> SPAN_SHIFT)))
+		if (ret)
+			return ret; /* the library's code, for the failure's name */
+		if (spans_handed(s, s->in.desc[b].first_span + ((off + n) >> SPAN_SHIFT)))
 			return -1;
 		s->done += n;
 		mig_progress(&s->prog, s->done);
@@ -383,8 +385,8 @@ static int migrate(struct send_state *s)
 		return ret;
 	mig_progress_start(&s->prog, s->a.m.progress, "send", s->in.total);
 	for (uint32_t b = 0; b < (uint32_t)s->a.nfiles; b++)
-		if (send_block(s, b))
-			return -1;
+		if ((ret = send_block(s, b)))
+			return ret;
 	if ((ret = rdmig_source_end_iteration(s->src)) || (ret = finish_hashing(s)))
 		return ret;
 	s->t_end = rdmig_monotonic_seconds(); /* the data and its digests are ready */
