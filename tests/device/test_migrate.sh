@@ -441,7 +441,7 @@ case_bad_input() {
 	run_bad "send two blocks of the same name" "would both be block" send --to "$IP:$PORT" "$f" "$f"
 	run_bad "send an empty block name" "name length 0" send --to "$IP:$PORT" "=$f"
 	run_bad "send with no file" "no FILE" send --to "$IP:$PORT"
-	run_bad "an unknown option" "usage:" send --bogus
+	run_bad "an unknown option" "unknown option '--bogus' (see rdmig send --help)" send --bogus
 
 	# nothing listens on this port: fail, and within the timeout
 	t0=$(now_ms)
