@@ -534,13 +534,8 @@ static int fail_migration(struct rq_state *s, int ret)
 		if (s->conn)
 			rdmig_send_error(s->conn);
 	}
-	/* no source came: there is no migration to record, and the run
-	 * leaves nothing behind (not even the --out it created) */
-	if (s->conn)
-		rq_write_record(s, why);
+	rq_write_record(s, why);
 	remove_outputs(s);
-	if (!s->conn)
-		out_dir_remove_made(&s->a.dir);
 	cli_fail_code("recv", code, why);
 	return cli_cancelled() ? cli_cancel_status() : 1;
 }

@@ -128,14 +128,12 @@ if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 			ok "rdmig probe --json without a device: one failure object" ||
 			bad "rdmig probe --json without a device: not one failure object"
 	fi
-	# a run that fails before it starts leaves nothing, not even --out
+	# a recv that fails leaves nothing, not even the --out it made (recv
+	# --qemu keeps record.txt once it listens: it says why)
 	d=$(mktemp -d)
-	for m in "" --qemu; do
-		# shellcheck disable=SC2086
-		"$RDMIG" recv $m --listen 127.0.0.1:9 --out "$d/new/out" --timeout 1 >/dev/null 2>&1
-		[ -z "$(ls -A "$d")" ] && ok "recv $m failing before a source: no --out left" ||
-			bad "recv $m failing before a source left $(ls -A "$d")"
-	done
+	"$RDMIG" recv --listen 127.0.0.1:9 --out "$d/new/out" --timeout 1 >/dev/null 2>&1
+	[ -z "$(ls -A "$d")" ] && ok "recv failing before a source: no --out left" ||
+		bad "recv failing before a source left $(ls -A "$d")"
 	rm -rf "$d"
 	# with -v, the error is printed once
 	"$RDMIG" send -v --to 127.0.0.1:9 --timeout 1 "$IMG" >"$OUT" 2>&1
