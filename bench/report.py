@@ -91,7 +91,7 @@ def verdict(value, limit, at_most=True):
 # ------------------------------------------------------------------ parts --
 
 def footprint_part(out, res):
-    probe = load(os.path.join(out, "probe.json")) or []
+    probe = (load(os.path.join(out, "probe.json")) or {}).get("devices", [])
     rows = []
     for n in SIZES:
         row = {"requested": n, "mlx5_model": mlx5_sq_bytes(n), "mlx4_model": mlx4_sq_bytes(n),
@@ -306,7 +306,7 @@ def bulk_part(out, res):
             row["setup_seconds"] = x.get("setup_seconds")
             row["hash_seconds"] = x.get("hash_seconds")
             row["register_rtt_p50_us"] = x.get("register_rtt_p50_us")
-            row["register_round_trips"] = x.get("register_round_trips")
+            row["register_requests"] = x.get("register_requests")
             row["register_ahead"] = x.get("register_ahead")
             # where registration time went: the source waiting for results,
             # the source registering its memory, the destination its
@@ -358,8 +358,8 @@ def bulk_part(out, res):
             "%.2f" % r["setup_seconds"] if r.get("setup_seconds") is not None else "-",
             r["MBps"], r["ratio_ib_write_bw"], r["ratio_qemu_time"], r["ratio_qemu10_time"],
             "%.2f" % r["hash_seconds"] if r.get("hash_seconds") else "-",
-            "%s/%s" % (r["register_round_trips"], r["register_ahead"])
-            if r.get("register_round_trips") else "-"))
+            "%s/%s" % (r["register_requests"], r["register_ahead"])
+            if r.get("register_requests") else "-"))
     for dev, c in sorted(ceil.items()):
         print("ib_write_bw %s: %s MB/s before, %s after, mean %s" % (
             dev, c.get("before_MBps"), c.get("after_MBps"), c["mean_MBps"]))
@@ -438,7 +438,7 @@ def chunks_part(out, res):
         table.append({"chunk_MiB": CHUNK_KINDS[r["kind"]], "device": r["device"],
                       "image": r["image"], "registration": r["registration"],
                       "seconds": r["seconds"], "e2e_seconds": r.get("e2e_seconds"),
-                      "register_round_trips": r.get("register_round_trips"),
+                      "register_requests": r.get("register_requests"),
                       "register_wait_seconds": r.get("register_wait_seconds"),
                       "register_seconds": r.get("register_seconds") or [None, None]})
     table.sort(key=lambda t: (t["device"], t["image"], t["registration"], t["chunk_MiB"]))
@@ -454,7 +454,7 @@ def chunks_part(out, res):
             t["device"], t["image"], t["registration"], t["chunk_MiB"],
             "%.2f" % t["seconds"] if t["seconds"] else "FAILED",
             "%.2f" % t["e2e_seconds"] if t["e2e_seconds"] else "-",
-            t["register_round_trips"] if t["register_round_trips"] is not None else "-",
+            t["register_requests"] if t["register_requests"] is not None else "-",
             num(t["register_wait_seconds"]), num(t["register_seconds"][0]),
             num(t["register_seconds"][1])))
     def get(dev, img, reg, mib, field):
@@ -462,8 +462,8 @@ def chunks_part(out, res):
                                                   t["chunk_MiB"]) == (dev, img, reg, mib)), None)
     goals = {}
     for dev, img in sorted({(t["device"], t["image"]) for t in table}):
-        trips1 = get(dev, img, "dynamic", 1, "register_round_trips")
-        trips32 = get(dev, img, "dynamic", 32, "register_round_trips")
+        trips1 = get(dev, img, "dynamic", 1, "register_requests")
+        trips32 = get(dev, img, "dynamic", 32, "register_requests")
         # both the transfer (connect .. end of iteration) and end to end:
         # pin-all registers everything before its transfer starts, which
         # only the end-to-end time counts whole

@@ -287,6 +287,7 @@ check_migration() {
 	check "$tag: pc.bios.img equals QEMU's BIOS" bios_matches "$tag"
 	check "$tag: stream.bin is the stream (QEVM, $(json_num "$WORK/$tag.json" stream_bytes) bytes, end $(json_str "$WORK/$tag.json" stream_end))" \
 		stream_ok "$tag"
+	check "$tag: recv --qemu's JSON matches rdmig-json(7)" matches_schema "$WORK/$tag.json"
 	qemu_sent_inline "$tag"
 	rdy=$(inline_counts "$tag" ready)
 	rr=$(inline_counts "$tag" register_result)
@@ -757,11 +758,18 @@ sent_by_type() {
 # hot_word FILE: the dirtier's hot word (7 MiB into RAM), as a number
 hot_word() { od -An -tu4 -j $((7 << 20)) -N4 "$1" | tr -d ' '; }
 
+# matches_schema FILE: one --json object that rdmig-json(7) describes
+matches_schema() {
+	python3 "$HERE/../cli/check_json.py" "$HERE/../../man/rdmig-json.7.scd" "$1" >/dev/null
+}
+
 # check_replay TAG MODE: QEMU accepted the replay and holds the source's RAM
 check_replay() {
 	local tag=$1 mode=$2 st
 	check "$tag: rdmig send --qemu-replay exited 0 ($(json_num "$WORK/$tag.replay.json" seconds) s)" \
 		test "$SRC" = 0
+	check "$tag: send --qemu-replay's JSON matches rdmig-json(7)" \
+		matches_schema "$WORK/$tag.replay.json"
 	check "$tag: QEMU's destination reports the incoming migration ${DST:-(no status)}" \
 		test "$DST" = completed
 	if [ "$SRC" != 0 ] || [ "$DST" != completed ]; then
@@ -791,7 +799,7 @@ check_replay() {
 			test "${inl:-0}" -gt 0 -a "${cp:-1}" = 0
 		# QEMU takes a chunk's REGISTER_REQUEST sent before the previous
 		# chunk's write was posted (the RAM file comparison proves it)
-		check "$tag: registrations went ahead of the previous write ($(json_num "$WORK/$tag.replay.json" register_ahead) of $(json_num "$WORK/$tag.replay.json" register_round_trips))" \
+		check "$tag: registrations went ahead of the previous write ($(json_num "$WORK/$tag.replay.json" register_ahead) of $(json_num "$WORK/$tag.replay.json" register_requests))" \
 			test "$(json_num "$WORK/$tag.replay.json" register_ahead)" -gt 0
 		check "$tag: zero chunks went as COMPRESS ($(json_num "$WORK/$tag.replay.json" bytes_compressed) bytes)" \
 			test "$(json_num "$WORK/$tag.replay.json" bytes_compressed)" -gt 0
