@@ -72,7 +72,8 @@ static void recv_usage(FILE *f)
 		   "  --allow A[/N]   accept sources from this address or prefix only (repeat for\n"
 		   "                  more); others are rejected before anything is registered\n"
 		   "  --verify off    do not check the source's checksums (the images are still\n"
-		   "                  written; default on: each 4 MiB is checked as it lands)\n"
+		   "                  written; default on: each 4 MiB is checked as it lands,\n"
+		   "                  and a source that sends none is refused)\n"
 		   "  --json          one JSON object on stdout instead of the summary\n"
 		   "  -v, -vv         the library's notes / debug log on stderr\n"
 		   "SIGINT or SIGTERM aborts the migration: the source is told, and the exit\n"
@@ -270,7 +271,10 @@ static int on_stream(struct recv_state *s, const struct rdmig_event *ev)
 			 strerror(errno));
 		return -1;
 	}
-	if ((got & RDMIG_IMGS_EV_HEADER) && alloc_blocks(s))
+	/* the receiver decides whether the images may go unverified */
+	if ((got & RDMIG_IMGS_EV_HEADER) &&
+	    (recv_verify_policy(s->verify_off, s->ps.prm.digest == RDMIG_DIGEST_OFF, s->err,
+				sizeof(s->err)) || alloc_blocks(s)))
 		return -1;
 	if (got & RDMIG_IMGS_EV_SPANS) { /* their data has landed: check it now */
 		rdmig_verify_release(&s->vf, s->ps.spans_known);

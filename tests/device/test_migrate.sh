@@ -346,7 +346,8 @@ case_several_in_a_row() {
 }
 
 # The default (xxh64), --verify xxh3-128 and sha256 on send, --verify off
-# on send, --verify off on recv: the data arrives byte for byte each time;
+# on send (refused by a recv that verifies, taken by one given --verify
+# off), --verify off on recv: the data arrives byte for byte each time;
 # verified only when both check.
 case_verify_modes() {
 	local f=$WORK/v.bin out
@@ -363,11 +364,21 @@ case_verify_modes() {
 	migrate sha "$PORT" "$out" "" --verify sha256 "$f" || fail "sha256: did not start"
 	migration_checks sha "send --verify sha256" "$out" "$f"
 	check "send --verify sha256: recv says sha256" grep -q '"verify": "sha256"' "$WORK/sha.recv.json"
+	# the receiver decides: a source without checksums is refused ...
+	out=$WORK/out_srefused
+	migrate srefused "$PORT" "$out" "" --verify off "$f" || fail "send off: did not start"
+	check "send --verify off, recv verifying: recv refuses (exit $RECV_RC)" [ "$RECV_RC" = 1 ]
+	check "send --verify off, recv verifying: the message names both sides" \
+		grep -q 'no checksums (--verify off there) and this recv verifies (--verify on here)' \
+		"$WORK/srefused.recv.err"
+	check "send --verify off, recv verifying: no image is left" \
+		eval '[ -z "$(ls "$out" 2>/dev/null)" ]'
+	# ... unless recv too was given --verify off
 	out=$WORK/out_soff
-	migrate soff "$PORT" "$out" "" --verify off "$f" || fail "send off: did not start"
-	check "send --verify off: both exit 0 ($SEND_RC/$RECV_RC)" [ "$SEND_RC$RECV_RC" = 00 ]
-	check "send --verify off: the output equals its input" same_files "$out" "$f"
-	check "send --verify off: recv reports it unverified" \
+	migrate soff "$PORT" "$out" "--verify off" --verify off "$f" || fail "send off: did not start"
+	check "send and recv --verify off: both exit 0 ($SEND_RC/$RECV_RC)" [ "$SEND_RC$RECV_RC" = 00 ]
+	check "send and recv --verify off: the output equals its input" same_files "$out" "$f"
+	check "send and recv --verify off: recv reports it unverified" \
 		eval 'grep -q "\"verify\": \"off\"" "$WORK/soff.recv.json" && grep -q "\], \"verified\": false" "$WORK/soff.recv.json"'
 	out=$WORK/out_roff
 	migrate roff "$PORT" "$out" "--verify off" "$f" || fail "recv off: did not start"
