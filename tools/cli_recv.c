@@ -215,6 +215,9 @@ static int alloc_blocks(struct recv_state *s)
 	uint32_t n = s->ps.count;
 	int ret = 0;
 
+	/* the images are open together until they are verified and named */
+	if (cli_nofile_check(n, s->err, sizeof(s->err)))
+		return -1;
 	s->rb = calloc(n, sizeof(*s->rb));
 	s->blocks = calloc(n, sizeof(*s->blocks));
 	if (!s->rb || !s->blocks) {

@@ -123,6 +123,9 @@ static int alloc_blocks(struct rq_state *s)
 {
 	uint32_t n = s->qs.count;
 
+	/* the images are open together until they are named */
+	if (cli_nofile_check(n, s->err, sizeof(s->err)))
+		return -1;
 	s->rb = calloc(n, sizeof(*s->rb));
 	s->rec = calloc(n, sizeof(*s->rec));
 	s->blocks = calloc(n, sizeof(*s->blocks));
