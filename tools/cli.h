@@ -82,14 +82,6 @@ const char *cli_cancel_name(void); /* "SIGINT", "SIGTERM" */
 /* pthread_sigmask of the two signals, e.g. to keep them off helper threads. */
 int cli_cancel_mask(int how, sigset_t *old);
 
-/* ---- open files (cli_nofile.c) ---- */
-
-/* Raise the soft RLIMIT_NOFILE to the hard one (the tool, at start). */
-void cli_nofile_raise(void);
-/* Do `files` images held open at once fit under RLIMIT_NOFILE?  0, or -1
- * with err giving both numbers. */
-int cli_nofile_check(uint32_t files, char *err, size_t errlen);
-
 /* ---- the locked-memory limit (cli_memlock.c) ---- */
 
 /* Bytes one side of a migration pins: least (pin-all: everything; dynamic:

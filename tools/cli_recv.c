@@ -182,7 +182,15 @@ static int start_verify(struct recv_state *s)
 	}
 	for (uint32_t i = 0; i < s->ps.count; i++) {
 		mems[i] = s->rb[i].mem;
+		/* parked: written through a descriptor of its own per span, so
+		 * that 4096 blocks need no 4096 descriptors */
 		if (out_create(&s->a.dir, &s->rb[i].img, s->rb[i].file, s->err, sizeof(s->err))) {
+			free(mems);
+			return -1;
+		}
+		if (out_park(&s->rb[i].img)) {
+			snprintf(s->err, sizeof(s->err), "cannot close %s/%s: %s", s->a.out,
+				 s->rb[i].file, strerror(errno));
 			free(mems);
 			return -1;
 		}
@@ -215,9 +223,6 @@ static int alloc_blocks(struct recv_state *s)
 	uint32_t n = s->ps.count;
 	int ret = 0;
 
-	/* the images are open together until they are verified and named */
-	if (cli_nofile_check(n, s->err, sizeof(s->err)))
-		return -1;
 	s->rb = calloc(n, sizeof(*s->rb));
 	s->blocks = calloc(n, sizeof(*s->blocks));
 	if (!s->rb || !s->blocks) {

@@ -123,9 +123,6 @@ static int alloc_blocks(struct rq_state *s)
 {
 	uint32_t n = s->qs.count;
 
-	/* the images are open together until they are named */
-	if (cli_nofile_check(n, s->err, sizeof(s->err)))
-		return -1;
 	s->rb = calloc(n, sizeof(*s->rb));
 	s->rec = calloc(n, sizeof(*s->rec));
 	s->blocks = calloc(n, sizeof(*s->blocks));
@@ -366,7 +363,8 @@ static int write_image(struct rq_state *s, uint32_t i)
 		if (ch->nonzero[c] && out_write_chunk(&b->img, off, b->mem + off, n))
 			goto fail;
 	}
-	if (!out_set_size(&b->img, len))
+	/* parked until it is named: 4096 images need no 4096 descriptors */
+	if (!out_set_size(&b->img, len) && !out_park(&b->img))
 		return 0;
 fail:
 	snprintf(s->err, sizeof(s->err), "cannot write %.400s/%s: %s", s->a.out, b->file,

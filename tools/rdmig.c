@@ -47,7 +47,6 @@ int main(int argc, char **argv)
 		printf("rdmig %s\n", RDMIG_VERSION_STRING);
 		return 0;
 	}
-	cli_nofile_raise(); /* one file per block, up to 4096 (cli_nofile.c) */
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);

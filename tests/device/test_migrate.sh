@@ -41,7 +41,7 @@ fi
 case_index() {
 	local i=0 c
 	for c in shapes_dynamic shapes_pin_all large ipv6_listen several_in_a_row \
-		inline_auto_vs_off bad_input verify_modes; do
+		inline_auto_vs_off bad_input verify_modes many_blocks; do
 		[ "$c" = "$1" ] && { echo $i; return 0; }
 		i=$((i + 1))
 	done
@@ -476,7 +476,26 @@ case_bad_input() {
 	fi
 }
 
+# 4096 blocks, the formats' maximum, under a limit of 256 open files (the
+# usual is 1024): recv holds no descriptor per image while they wait to
+# be verified and named (outdir.h, out_park).
+case_many_blocks() {
+	local d=$WORK/many out=$WORK/out_many files
+	mkdir -p "$d"
+	head -c $((4096 * 4096)) /dev/urandom >"$d/all"
+	(cd "$d" && split -b 4096 -a 4 -d all b && rm all) # b0000 .. b4095: one process
+	files=("$d"/b*)
+	check "4096 files to send" [ "${#files[@]}" = 4096 ]
+	ulimit -n 256 # soft and hard, for send and recv (send maps its files and closes them)
+	migrate many "$PORT" "$out" "" "${files[@]}" || fail "4096 blocks: did not start"
+	check "4096 blocks under ulimit -n 256: both exit 0 ($SEND_RC/$RECV_RC)" \
+		[ "$SEND_RC$RECV_RC" = 00 ]
+	check "4096 blocks: the outputs equal their inputs" same_files "$out" "${files[@]}"
+	check "4096 blocks: verified" grep -q '"verified": true' "$WORK/many.recv.json"
+}
+
 case $CASE in
+many_blocks) case_many_blocks ;;
 shapes_dynamic) case_shapes dynamic ;;
 shapes_pin_all) case_shapes pin_all ;;
 large) case_large ;;

@@ -11,7 +11,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <stdlib.h>
@@ -334,29 +333,6 @@ TEST(stream_bin_counts_with_the_ram_against_max_total)
 	CHECK(!recv_stream_fits(4 * g, 5 * g, 0, 0));
 	CHECK(!recv_stream_fits(UINT64_MAX, UINT64_MAX - 1, 1, UINT64_MAX)); /* no wrap */
 	CHECK(recv_stream_fits(UINT64_MAX, UINT64_MAX - 1, 1, 0));
-}
-
-/* 4096 images held open need more than the usual soft limit of 1024: the
- * tool raises it to the hard one, and refuses what still does not fit. */
-TEST(open_files_for_4096_blocks)
-{
-	struct rlimit rl, low;
-	char err[512] = "";
-
-	CHECK_OK(getrlimit(RLIMIT_NOFILE, &rl));
-	CHECK(rl.rlim_max >= 1024);
-	low = (struct rlimit){.rlim_cur = 1024, .rlim_max = rl.rlim_max};
-	CHECK_OK(setrlimit(RLIMIT_NOFILE, &low));
-	CHECK_EQ(cli_nofile_check(4096, err, sizeof(err)), -1);
-	CHECK_STR_CONTAINS(err, "4096 images need 4160 open files, and the limit is 1024 (ulimit -n");
-	CHECK_OK(cli_nofile_check(960, err, sizeof(err)));
-	cli_nofile_raise();
-	CHECK_OK(getrlimit(RLIMIT_NOFILE, &low));
-	CHECK_EQ(low.rlim_cur, rl.rlim_max);
-	/* fits now, unless the hard limit itself is too low (then refused) */
-	CHECK_EQ(cli_nofile_check(4096, err, sizeof(err)),
-		 rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= 4160 ? 0 : -1);
-	CHECK_OK(setrlimit(RLIMIT_NOFILE, &rl));
 }
 
 CHECK_MAIN()
