@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* bench.h - what the parts of rdmig-bench share (public API only). */
+/* bench.h - what the parts of rdmig-bench share (the installed headers,
+ * and rdmig/private.h for the library's clock and zero test). */
 #ifndef RDMIG_BENCH_H
 #define RDMIG_BENCH_H
 
 #include <stddef.h>
 #include <rdmig.h>
+#include <rdmig/private.h>
 
 /* The command line of every subcommand (unused fields keep defaults). */
 struct bench_args {

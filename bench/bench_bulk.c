@@ -158,7 +158,7 @@ static void print_send_json(FILE *f, const struct bench_args *a, const struct rd
 		   "\"seconds\": %.6f, \"setup_seconds\": %.6f, \"throughput_MBps\": %.2f, "
 		   "\"hash\": \"%s\", \"hash_seconds\": %.6f, \"digest\": \"%s\", "
 		   "\"bytes_written\": %llu, \"bytes_compressed\": %llu, \"writes_posted\": %llu, "
-		   "\"writes_signaled\": %llu, \"register_round_trips\": %llu, "
+		   "\"writes_signaled\": %llu, \"register_requests\": %llu, "
 		   "\"register_ahead\": %llu, \"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, "
 		   "\"chunks_registered\": %llu, \"register_wait_seconds\": %.6f, "
 		   "\"register_seconds\": %.6f, \"register_threads\": %llu, ",

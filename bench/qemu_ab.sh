@@ -4,8 +4,8 @@
 # Three QEMUs migrate the same RAM to themselves over rdma:, interleaved
 # round by round (A B C A B C ...) so that drift in the guest's load hits
 # all three alike:
-#   stock   Debian's QEMU 10.0.2
-#   inline  10.0.2 with qemu/*.patch (scripts/qemu-inline)
+#   stock   QEMU 10.2.2 built from the same source without the series
+#   inline  10.2.2 with qemu/*.patch (scripts/qemu-inline)
 #   off     the same patched binary with -global migration.x-rdma-inline=off
 # on each device, with dynamic registration and with pin-all, for
 #   - a stopped VM whose RAM is RDMIG_BENCH_AB_MIB (256) MiB of random and
@@ -13,7 +13,11 @@
 #   - the running dirtier guest (tests/interop/dirtier.S, 64 MiB): downtime.
 # The patched runs trace qemu_rdma_alloc_qp_inline* and
 # qemu_rdma_post_send_control_* on both sides: the rung granted, and how
-# many control messages went inline and how many were copied.
+# many control messages went inline and how many were copied.  Every run
+# traces, with timestamps (-msg timestamp=on), the source's REGISTER
+# requests and results (qemu_rdma_write_one_sendreg, _recvregres): the
+# REGISTER round trip's p50 and p99, in microseconds.  The order of the
+# three QEMUs rotates from round to round.
 # Writes OUT/qemu_ab.json (one row per run) and lines in the summary.
 #
 # Knobs: RDMIG_BENCH_AB_MIB (256), RDMIG_BENCH_AB_ROUNDS (3),
@@ -29,12 +33,14 @@ ab_qemu() {
 	local tag=$1 flavour=$2 mib=$3 bin extra=()
 	shift 3
 	case $flavour in
-	stock) bin=${QEMU_BIN[10.0.2]} ;;
+	stock) bin=${QEMU_BIN[10.2.2]} ;;
 	inline) bin=${QEMU_BIN[inline]} ;;
 	off) bin=${QEMU_BIN[inline]}; extra=(-global migration.x-rdma-inline=off) ;;
 	esac
+	extra+=(-msg timestamp=on -trace 'qemu_rdma_write_one_sendreg' -trace 'qemu_rdma_write_one_recvregres'
+		-D "$OUT/$tag.trace")
 	[ "$flavour" = stock ] ||
-		extra+=(-trace 'qemu_rdma_alloc_qp_inline*' -trace 'qemu_rdma_post_send_control_*' -D "$OUT/$tag.trace")
+		extra+=(-trace 'qemu_rdma_alloc_qp_inline*' -trace 'qemu_rdma_post_send_control_*')
 	timeout 900 "$bin" -M pc,memory-backend=pc.ram -m "$mib" -nodefaults -no-user-config \
 		-display none -accel tcg -qmp "unix:$DATA/$tag.qmp,server=on,wait=off" "${extra[@]}" \
 		"$@" </dev/null >"$OUT/$tag.qemu.log" 2>&1 &
@@ -52,8 +58,26 @@ ab_count() {
 }
 # ab_granted TRACE: "asked/written back/granted/tries" of the QP
 ab_granted() {
-	sed -n 's/.*qemu_rdma_alloc_qp_inline inline data asked \([0-9]*\) written back \([0-9]*\) granted \([0-9]*\) tries \([0-9]*\).*/\1\/\2\/\3\/\4/p' \
+	sed -n 's/.*qemu_rdma_alloc_qp_inline inline data asked \([0-9]*\) written back \([0-9]*\) granted \([0-9]*\) send SGEs [0-9]* tries \([0-9]*\).*/\1\/\2\/\3\/\4/p' \
 		"$1" 2>/dev/null | head -n1
+}
+
+# ab_rtt TRACE: "p50 p99 n" of the REGISTER round trips (us) in the
+# source's trace: each request to the result that follows it (the log
+# backend's lines start "PID@SECONDS.MICROS:event")
+ab_rtt() {
+	awk -F'[@:]' '
+		/qemu_rdma_write_one_sendreg / { t = $2; next }
+		/qemu_rdma_write_one_recvregres / && t != "" { printf "%.1f\n", ($2 - t) * 1e6; t = "" }' \
+		"$1" 2>/dev/null | sort -n | awk '
+		{ r[n++] = $1 }
+		END {
+			if (n == 0) { print "null null 0"; exit }
+			# nearest rank: the smallest value with at least p of them at or below
+			i = int(0.5 * n); if (i < 0.5 * n) i++
+			j = int(0.99 * n); if (j < 0.99 * n) j++
+			printf "%s %s %d\n", r[i - 1], r[j - 1], n
+		}'
 }
 
 # ab_run DEV IP FLAVOUR REG KIND ROUND: one migration; KIND stopped|live
@@ -97,24 +121,27 @@ ab_run() {
 AB_FIRST=1
 ab_record() {
 	local tag=$1 dev=$2 flavour=$3 reg=$4 kind=$5 round=$6 mrc=$7 s=$OUT/$1-src.trace d=$OUT/$1-dst.trace
-	local si sc di dc sg dg
+	local si sc di dc sg dg rtt
 	si=$(ab_count "$s" inline) sc=$(ab_count "$s" copy) di=$(ab_count "$d" inline) dc=$(ab_count "$d" copy)
 	sg=$(ab_granted "$s") dg=$(ab_granted "$d")
+	read -r -a rtt < <(ab_rtt "$s")
 	[ $AB_FIRST = 1 ] || echo ',' >>"$OUT/qemu_ab.json"
 	AB_FIRST=0
-	printf '{"device": "%s", "qemu": "%s", "registration": "%s", "vm": "%s", "round": %d, "rc": %d, "src_inline": %d, "src_copied": %d, "dst_inline": %d, "dst_copied": %d, "src_qp": "%s", "dst_qp": "%s", "guest_load": "%s", "result": ' \
-		"$dev" "$flavour" "$reg" "$kind" "$round" "$mrc" "$si" "$sc" "$di" "$dc" "$sg" "$dg" "$(loadavg)" >>"$OUT/qemu_ab.json"
+	printf '{"device": "%s", "qemu": "%s", "registration": "%s", "vm": "%s", "round": %d, "rc": %d, "src_inline": %d, "src_copied": %d, "dst_inline": %d, "dst_copied": %d, "src_qp": "%s", "dst_qp": "%s", "register_rtt_p50_us": %s, "register_rtt_p99_us": %s, "register_round_trips": %d, "guest_load": "%s", "result": ' \
+		"$dev" "$flavour" "$reg" "$kind" "$round" "$mrc" "$si" "$sc" "$di" "$dc" "$sg" "$dg" \
+		"${rtt[0]}" "${rtt[1]}" "${rtt[2]}" "$(loadavg)" >>"$OUT/qemu_ab.json"
 	if [ -s "$OUT/$tag.json" ]; then tr -d '\n' <"$OUT/$tag.json" >>"$OUT/qemu_ab.json"; else echo -n null >>"$OUT/qemu_ab.json"; fi
 	echo '}' >>"$OUT/qemu_ab.json"
 	note "qemu_ab $kind $dev $reg $flavour #$round: rc=$mrc total-time=$(json_num "$OUT/$tag.json" total-time) ms" \
 		"downtime=$(json_num "$OUT/$tag.json" downtime) ms; control sends src inline/copied $si/$sc," \
-		"dst $di/$dc; QP asked/written back/granted/tries src ${sg:--} dst ${dg:--}"
+		"dst $di/$dc; QP asked/written back/granted/tries src ${sg:--} dst ${dg:--};" \
+		"REGISTER round trip p50 ${rtt[0]} us, p99 ${rtt[1]} us (${rtt[2]})"
 }
 
 qemu_ab() {
-	local dev ip reg kind round flavour
-	if [ ! -x "${QEMU_BIN[10.0.2]:-}" ] || [ ! -x "${QEMU_BIN[inline]:-}" ]; then
-		note "qemu_ab: needs QEMU 10.0.2 and inline (RDMIG_BENCH_QEMUS); not run"
+	local dev ip reg kind round flavour order
+	if [ ! -x "${QEMU_BIN[10.2.2]:-}" ] || [ ! -x "${QEMU_BIN[inline]:-}" ]; then
+		note "qemu_ab: needs QEMU 10.2.2 and inline (RDMIG_BENCH_QEMUS); not run"
 		return 1
 	fi
 	DATA=$(mktemp -d /tmp/rdmig-ab.XXXXXX)
@@ -129,7 +156,9 @@ qemu_ab() {
 		for kind in $AB_VMS; do
 			for reg in dynamic pin-all; do
 				for ((round = 1; round <= AB_ROUNDS; round++)); do
-					for flavour in stock inline off; do
+					# rotated: stock inline off, inline off stock, ...
+					order=(stock inline off stock inline)
+					for flavour in "${order[@]:$(((round - 1) % 3)):3}"; do
 						ab_run "$dev" "$ip" "$flavour" "$reg" "$kind" "$round"
 					done
 				done

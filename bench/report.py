@@ -91,7 +91,7 @@ def verdict(value, limit, at_most=True):
 # ------------------------------------------------------------------ parts --
 
 def footprint_part(out, res):
-    probe = load(os.path.join(out, "probe.json")) or []
+    probe = (load(os.path.join(out, "probe.json")) or {}).get("devices", [])
     rows = []
     for n in SIZES:
         row = {"requested": n, "mlx5_model": mlx5_sq_bytes(n), "mlx4_model": mlx4_sq_bytes(n),
@@ -306,7 +306,7 @@ def bulk_part(out, res):
             row["setup_seconds"] = x.get("setup_seconds")
             row["hash_seconds"] = x.get("hash_seconds")
             row["register_rtt_p50_us"] = x.get("register_rtt_p50_us")
-            row["register_round_trips"] = x.get("register_round_trips")
+            row["register_requests"] = x.get("register_requests")
             row["register_ahead"] = x.get("register_ahead")
             # where registration time went: the source waiting for results,
             # the source registering its memory, the destination its
@@ -358,8 +358,8 @@ def bulk_part(out, res):
             "%.2f" % r["setup_seconds"] if r.get("setup_seconds") is not None else "-",
             r["MBps"], r["ratio_ib_write_bw"], r["ratio_qemu_time"], r["ratio_qemu10_time"],
             "%.2f" % r["hash_seconds"] if r.get("hash_seconds") else "-",
-            "%s/%s" % (r["register_round_trips"], r["register_ahead"])
-            if r.get("register_round_trips") else "-"))
+            "%s/%s" % (r["register_requests"], r["register_ahead"])
+            if r.get("register_requests") else "-"))
     for dev, c in sorted(ceil.items()):
         print("ib_write_bw %s: %s MB/s before, %s after, mean %s" % (
             dev, c.get("before_MBps"), c.get("after_MBps"), c["mean_MBps"]))
@@ -378,6 +378,52 @@ def bulk_part(out, res):
                     f.write('"%s %s %s" %s %s %s %s %s %s\n' % (dev, img, reg, *vals, bw))
 
 
+def qemu11_part(res):
+    """QEMU 11.1 -> QEMU 11.1 with x-rdma-chunk-size at each chunk size
+    (kinds qemu11 at 1 MiB, qemu11_32M...), beside rdmig's engine and tool
+    at the same chunk size: what a user would pick instead of rdmig, the
+    yardstick of the goals tool <= 0.9x (dynamic), <= 1.0x (pin-all)."""
+    rows = res.get("bulk", {}).get("rows", [])
+    get = {(r["kind"], r["device"], r["image"], r["registration"]): r for r in rows}
+    table = []
+    for q in sorted({r for r in rows if r["kind"].startswith("qemu11")},
+                    key=lambda r: (r["device"], r["image"], r["registration"], r["kind"])):
+        suffix = q["kind"][len("qemu11"):]
+        chunk = int(suffix[1:-1]) if suffix else 1
+        key = (q["device"], q["image"], q["registration"])
+        eng, tool = get.get(("engine" + suffix,) + key), get.get(("tool" + suffix,) + key)
+        et = run_time(eng) if eng else None
+        tt = run_time(tool) if tool else None
+        goal = 0.9 if q["registration"] == "dynamic" else 1.0
+        table.append({"device": q["device"], "image": q["image"],
+                      "registration": q["registration"], "chunk_MiB": chunk,
+                      "qemu11_seconds": q["seconds"], "qemu11_runs": runs_cell(q),
+                      "engine_e2e_seconds": et, "tool_e2e_seconds": tt,
+                      "engine_over_qemu11": ratio(et, q["seconds"]),
+                      "tool_over_qemu11": ratio(tt, q["seconds"]),
+                      "goal": goal})
+    if not table:
+        return
+    res["qemu11"] = table
+    print("\n## QEMU 11.1 at the same chunk size (x-rdma-chunk-size on both sides)")
+    print("QEMU: total-time of QEMU 11.1 -> QEMU 11.1; engine and tool: e2e seconds of "
+          "rdmig at the\nsame --chunk-size; medians of rounds; goal: tool / QEMU <= 0.9 "
+          "dynamic, <= 1.0 pin-all")
+    print("%-6s %-8s %-7s %6s %9s %15s %9s %9s %9s %9s %5s" % (
+        "device", "image", "reg", "chunk", "QEMU s", "QEMU runs", "engine s", "tool s",
+        "eng/QEMU", "tool/QEMU", "goal"))
+    for t in table:
+        print("%-6s %-8s %-7s %5dM %9s %15s %9s %9s %9s %9s %5s" % (
+            t["device"], t["image"], t["registration"], t["chunk_MiB"],
+            "%.2f" % t["qemu11_seconds"] if t["qemu11_seconds"] else "FAILED",
+            t["qemu11_runs"],
+            "%.2f" % t["engine_e2e_seconds"] if t["engine_e2e_seconds"] else "-",
+            "%.2f" % t["tool_e2e_seconds"] if t["tool_e2e_seconds"] else "-",
+            t["engine_over_qemu11"], t["tool_over_qemu11"],
+            "met" if t["tool_over_qemu11"] is not None and t["tool_over_qemu11"] <= t["goal"]
+            else "-"))
+
+
 CHUNK_KINDS = {"tool": 1, "tool_4M": 4, "tool_32M": 32, "tool_256M": 256, "tool_1G": 1024}
 
 
@@ -392,7 +438,7 @@ def chunks_part(out, res):
         table.append({"chunk_MiB": CHUNK_KINDS[r["kind"]], "device": r["device"],
                       "image": r["image"], "registration": r["registration"],
                       "seconds": r["seconds"], "e2e_seconds": r.get("e2e_seconds"),
-                      "register_round_trips": r.get("register_round_trips"),
+                      "register_requests": r.get("register_requests"),
                       "register_wait_seconds": r.get("register_wait_seconds"),
                       "register_seconds": r.get("register_seconds") or [None, None]})
     table.sort(key=lambda t: (t["device"], t["image"], t["registration"], t["chunk_MiB"]))
@@ -408,7 +454,7 @@ def chunks_part(out, res):
             t["device"], t["image"], t["registration"], t["chunk_MiB"],
             "%.2f" % t["seconds"] if t["seconds"] else "FAILED",
             "%.2f" % t["e2e_seconds"] if t["e2e_seconds"] else "-",
-            t["register_round_trips"] if t["register_round_trips"] is not None else "-",
+            t["register_requests"] if t["register_requests"] is not None else "-",
             num(t["register_wait_seconds"]), num(t["register_seconds"][0]),
             num(t["register_seconds"][1])))
     def get(dev, img, reg, mib, field):
@@ -416,8 +462,8 @@ def chunks_part(out, res):
                                                   t["chunk_MiB"]) == (dev, img, reg, mib)), None)
     goals = {}
     for dev, img in sorted({(t["device"], t["image"]) for t in table}):
-        trips1 = get(dev, img, "dynamic", 1, "register_round_trips")
-        trips32 = get(dev, img, "dynamic", 32, "register_round_trips")
+        trips1 = get(dev, img, "dynamic", 1, "register_requests")
+        trips32 = get(dev, img, "dynamic", 32, "register_requests")
         # both the transfer (connect .. end of iteration) and end to end:
         # pin-all registers everything before its transfer starts, which
         # only the end-to-end time counts whole
@@ -448,7 +494,9 @@ def chunks_part(out, res):
 
 
 def qemu_ab_part(out, res):
-    """The inline series A/B: stock 10.0.2, patched, patched with inline off."""
+    """The inline series A/B: stock 10.2.2, patched, patched with inline off;
+    time, downtime, and the REGISTER round trip from the source's trace
+    timestamps (medians over the rounds of each run's p50 and p99)."""
     d = load(os.path.join(out, "qemu_ab.json"))
     if not d:
         return
@@ -456,22 +504,27 @@ def qemu_ab_part(out, res):
     for r in d["runs"]:
         x = r.get("result") or {}
         key = (r["vm"], r["device"], r["registration"], r["qemu"])
-        g = groups.setdefault(key, {"time": [], "downtime": [], "failed": 0, "runs": []})
+        g = groups.setdefault(key, {"time": [], "downtime": [], "failed": 0, "runs": [],
+                                    "p50": [], "p99": []})
         g["runs"].append(r)
+        if r.get("register_rtt_p50_us") is not None:
+            g["p50"].append(r["register_rtt_p50_us"])
+            g["p99"].append(r["register_rtt_p99_us"])
         if r["rc"] != 0 or x.get("status") != "completed":
             g["failed"] += 1
             continue
         g["time"].append(x.get("total-time") or x.get("wall_seconds", 0) * 1000)
         g["downtime"].append(x.get("downtime"))
     rows = []
-    print("\n## The inline series: QEMU 10.0.2 -> itself, stock / inline / inline off "
+    print("\n## The inline series: QEMU 10.2.2 -> itself, stock / inline / inline off "
           "(x-rdma-inline=off), %d rounds interleaved; medians" % d["rounds"])
     print("stopped: a %d MiB VM, time = total-time; live: the dirtier guest (64 MiB), "
           "downtime.  sends: control messages inline/copied per side (trace, round 1);\n"
-          "QP: asked/written back/granted/tries" % d["ab_mib"])
-    print("%-7s %-4s %-7s %-6s %9s %8s %9s %8s %13s %13s %11s" % (
+          "QP: asked/written back/granted/tries; REGISTER round trip (source trace "
+          "timestamps) p50 and p99 in us, /copy: over inline off's" % d["ab_mib"])
+    print("%-7s %-4s %-7s %-6s %9s %8s %9s %8s %13s %13s %11s %8s %6s %8s %6s" % (
         "vm", "dev", "reg", "qemu", "time ms", "/stock", "downtime", "/stock", "src in/copy",
-        "dst in/copy", "QP src"))
+        "dst in/copy", "QP src", "rtt p50", "/copy", "rtt p99", "/copy"))
     for key in sorted(groups, key=lambda k: (k[0], k[1], k[2], ["stock", "inline", "off"].index(k[3]))):
         vm, dev, reg, q = key
         g = groups[key]
@@ -483,17 +536,26 @@ def qemu_ab_part(out, res):
         sd = [v for v in stock.get("downtime", []) if v is not None]
         sd = statistics.median(sd) if sd else None
         r1 = g["runs"][0]
-        row = {"vm": vm, "device": dev, "registration": reg, "qemu": q, "time_ms": t,
+        off = groups.get((vm, dev, reg, "off"), {})
+        p50 = statistics.median(g["p50"]) if g["p50"] else None
+        p99 = statistics.median(g["p99"]) if g["p99"] else None
+        o50 = statistics.median(off["p50"]) if off.get("p50") else None
+        o99 = statistics.median(off["p99"]) if off.get("p99") else None
+        row = {"register_rtt_p50_us": p50, "register_rtt_p99_us": p99,
+               "ratio_rtt_p50_vs_off": ratio(p50, o50), "ratio_rtt_p99_vs_off": ratio(p99, o99),
+               "vm": vm, "device": dev, "registration": reg, "qemu": q, "time_ms": t,
                "downtime_ms": dt, "ratio_time": ratio(t, st), "ratio_downtime": ratio(dt, sd),
                "failed": g["failed"], "src_inline": r1["src_inline"], "src_copied": r1["src_copied"],
                "dst_inline": r1["dst_inline"], "dst_copied": r1["dst_copied"],
                "src_qp": r1["src_qp"], "dst_qp": r1["dst_qp"]}
         rows.append(row)
-        print("%-7s %-4s %-7s %-6s %9s %8s %9s %8s %13s %13s %11s%s" % (
+        print("%-7s %-4s %-7s %-6s %9s %8s %9s %8s %13s %13s %11s %8s %6s %8s %6s%s" % (
             vm, dev, reg, q, t, row["ratio_time"], dt, row["ratio_downtime"],
             "%d/%d" % (r1["src_inline"], r1["src_copied"]) if q != "stock" else "-",
             "%d/%d" % (r1["dst_inline"], r1["dst_copied"]) if q != "stock" else "-",
-            r1["src_qp"] or "-", "  (%d failed)" % g["failed"] if g["failed"] else ""))
+            r1["src_qp"] or "-", p50 if p50 is not None else "-", row["ratio_rtt_p50_vs_off"],
+            p99 if p99 is not None else "-", row["ratio_rtt_p99_vs_off"],
+            "  (%d failed)" % g["failed"] if g["failed"] else ""))
     res["qemu_ab"] = {"ab_mib": d["ab_mib"], "rounds": d["rounds"], "rows": rows}
 
 
@@ -601,6 +663,7 @@ def main(argv):
     cost_part(out, res)
     bulk_part(out, res)
     chunks_part(out, res)
+    qemu11_part(res)
     qemu_ab_part(out, res)
     goals(res)
     with open(os.path.join(out, "bench.json"), "w") as f:

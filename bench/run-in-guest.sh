@@ -18,17 +18,19 @@
 #      toolxxh3 XXH3-128, toolsha SHA-256, tooloff nothing, tool1 XXH64
 #      on one thread a side)
 #      and QEMU -> QEMU over RDMA (a stopped VM whose
-#      RAM file holds the same bytes) for each QEMU of RDMIG_BENCH_QEMUS,
+#      RAM file holds the same bytes) for each QEMU of RDMIG_BENCH_BULK_QEMUS
+#      (QEMU 11.1 at each chunk size, with x-rdma-chunk-size on both sides),
 #      next to ib_write_bw on the device
 #
 # Knobs (environment): RDMIG_BENCH_BULK_MIB (512), RDMIG_BENCH_ITERS (3000),
 # RDMIG_BENCH_COST_COUNT (60), RDMIG_BENCH_SPIN (3000 us),
 # RDMIG_BENCH_PARTS ("footprint latency cost bulk qemu_ab"), RDMIG_BENCH_DEVICES
-# ("rxe siw"), RDMIG_BENCH_QEMUS ("7.2 10.0.2 inline": QEMUs as scripts/qemu-peer
-# names them, fetched on the host before the boot; bulk kinds qemu, qemu10,
-# qemu10i), RDMIG_BENCH_KINDS ("engine hashthread tool": the rdmig runs of
+# ("rxe siw"), RDMIG_BENCH_QEMUS ("7.2 11.1 10.2.2 inline": QEMUs as
+# scripts/qemu-peer names them, fetched on the host before the boot),
+# RDMIG_BENCH_BULK_QEMUS ("7.2 11.1": bulk kinds qemu, qemu11, qemu11_32M;
+# also 10.0.2 qemu10, 10.2.2 qemu102, inline qemu10i), RDMIG_BENCH_KINDS ("engine hashthread tool": the rdmig runs of
 # the bulk part; also tool1, toolxxh3, toolsha, tooloff), RDMIG_BENCH_IMAGES ("random
-# halfzero"), RDMIG_BENCH_CHUNKS ("1M": each engine and tool kind runs at
+# halfzero"), RDMIG_BENCH_CHUNKS ("1M 32M": each engine and tool kind runs at
 # each of these --chunk-size values, in MiB; kinds engine_32M, tool_32M...
 # for the others; the engine with rdmig send's library settings),
 # RDMIG_BENCH_ROUNDS (1: each bulk run that many times, interleaved; the
@@ -55,14 +57,16 @@ ITERS=${RDMIG_BENCH_ITERS:-3000}
 COST_COUNT=${RDMIG_BENCH_COST_COUNT:-60}
 PARTS=${RDMIG_BENCH_PARTS:-footprint latency cost bulk qemu_ab}
 DEVICES=${RDMIG_BENCH_DEVICES:-rxe siw}
-QEMUS=${RDMIG_BENCH_QEMUS:-7.2 10.0.2 inline}
+QEMUS=${RDMIG_BENCH_QEMUS:-7.2 11.1 10.2.2 inline}
+# the QEMUs of the bulk part (QEMU -> QEMU beside rdmig); 11.1 at each chunk size
+BULK_QEMUS=${RDMIG_BENCH_BULK_QEMUS:-7.2 11.1}
 KINDS=${RDMIG_BENCH_KINDS:-engine hashthread tool}
-CHUNKS=${RDMIG_BENCH_CHUNKS:-1M}
+CHUNKS=${RDMIG_BENCH_CHUNKS:-1M 32M}
 ROUNDS=${RDMIG_BENCH_ROUNDS:-1}
 ROUND=1
 RSUF=
 IMAGES=${RDMIG_BENCH_IMAGES:-random halfzero}
-declare -A QEMU_BIN QEMU_KIND=([7.2]=qemu [10.0.2]=qemu10 [inline]=qemu10i)
+declare -A QEMU_BIN QEMU_KIND=([7.2]=qemu [10.0.2]=qemu10 [10.2.2]=qemu102 [inline]=qemu10i [11.1]=qemu11)
 for q in $QEMUS; do
 	QEMU_BIN[$q]=$("$ROOT/scripts/qemu-peer" "$q" 2>/dev/null | tail -n1)
 	[ -x "${QEMU_BIN[$q]}" ] || echo "bench: no QEMU $q (scripts/qemu-peer $q on the host first)" >&2
@@ -305,18 +309,32 @@ qemu_vm() {
 	timeout 120 "$QMP" "$DATA/$tag.qmp" status >/dev/null
 }
 
-# qemu_run DEV IP IMG REG QEMU: QEMU -> QEMU over rdma:, the source's RAM
-# a shared file with the image's bytes; timed by QEMU (query-migrate)
+# qemu_run DEV IP IMG REG QEMU [CHUNK]: QEMU -> QEMU over rdma:, the
+# source's RAM a shared file with the image's bytes; timed by QEMU
+# (query-migrate).  CHUNK (QEMU 11.1: x-rdma-chunk-size on both sides, the
+# destination started with -incoming defer) makes the kind KIND_CHUNK
+# unless it is 1M, QEMU's default, as engine_run does.
 qemu_run() {
-	local dev=$1 ip=$2 img=$3 reg=$4 kind=${QEMU_KIND[$5]} QBIN=${QEMU_BIN[$5]}
-	local tag=${kind}_$1_$3_$4$RSUF spid dpid mrc
+	local dev=$1 ip=$2 img=$3 reg=$4 kind=${QEMU_KIND[$5]} QBIN=${QEMU_BIN[$5]} chunk=${6:-}
+	local tag spid dpid mrc incoming=(-incoming "rdma:$ip:$PORT") params=
+	if [ -n "$chunk" ]; then
+		[ "$chunk" = 1M ] || kind=${kind}_$chunk
+		params="{\"x-rdma-chunk-size\": $(( ${chunk%M} << 20 ))}"
+		incoming=(-incoming defer)
+	fi
+	tag=${kind}_$1_$3_$4$RSUF
 	cp "$DATA/$img.img" "$DATA/vm.ram"
-	qemu_vm "$tag-dst" -object "memory-backend-ram,id=pc.ram,size=${BULK_MIB}M" \
-		-incoming "rdma:$ip:$PORT"
+	qemu_vm "$tag-dst" -object "memory-backend-ram,id=pc.ram,size=${BULK_MIB}M" "${incoming[@]}"
 	dpid=$QPID
 	qemu_vm "$tag-src" \
 		-object "memory-backend-file,id=pc.ram,size=${BULK_MIB}M,mem-path=$DATA/vm.ram,share=on"
 	spid=$QPID
+	if [ -n "$params" ]; then
+		timeout 60 "$QMP" "$DATA/$tag-dst.qmp" migrate-set-parameters "$params" >/dev/null &&
+			timeout 60 "$QMP" "$DATA/$tag-src.qmp" migrate-set-parameters "$params" >/dev/null &&
+			timeout 60 "$QMP" "$DATA/$tag-dst.qmp" migrate-incoming "{\"uri\": \"rdma:$ip:$PORT\"}" >/dev/null ||
+			note "bulk $kind: x-rdma-chunk-size $chunk could not be set"
+	fi
 	[ "$reg" = pin-all ] && timeout 60 "$QMP" "$DATA/$tag-src.qmp" caps rdma-pin-all=on
 	timeout 900 "$QMP" "$DATA/$tag-src.qmp" migrate "rdma:$ip:$PORT" 850 \
 		>"$OUT/$tag.json" 2>"$OUT/$tag.err"
@@ -383,7 +401,14 @@ bulk() {
 						[[ " $KINDS " == *" $k "* ]] || continue
 						for c in $CHUNKS; do tool_run "$k" "$dev" "$ip" "$img" "$reg" "$c"; done
 					done
-					for q in $QEMUS; do qemu_run "$dev" "$ip" "$img" "$reg" "$q"; done
+					for q in $BULK_QEMUS; do
+						# 11.1 runs at each chunk size rdmig runs at
+						if [ "$q" = 11.1 ]; then
+							for c in $CHUNKS; do qemu_run "$dev" "$ip" "$img" "$reg" "$q" "$c"; done
+						else
+							qemu_run "$dev" "$ip" "$img" "$reg" "$q"
+						fi
+					done
 				done
 			done
 		done

@@ -553,17 +553,6 @@ static inline uint64_t rdmig_chunk_len(uint64_t length, uint64_t chunk, uint64_t
 	return length - start < chunk_size ? length - start : chunk_size;
 }
 
-/* Whether n bytes at p are all zero: the test by which a source sends a
- * chunk as COMPRESS.  Word-wise, and it stops at the first non-zero byte.
- * Added in 0.2 (RDMIG_0.2). */
-bool rdmig_is_zero(const void *p, size_t n);
-
-/* Monotonic seconds (CLOCK_MONOTONIC): for durations only, the origin is
- * arbitrary, and a change of the wall clock does not move it.  The clock
- * of the library's own timings, for callers that want to compare theirs
- * with them.  Added in 0.2 (RDMIG_0.2). */
-double rdmig_monotonic_seconds(void);
-
 struct rdmig_block {
 	const char *name; /* copied by the library */
 	void *host;

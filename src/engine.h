@@ -8,6 +8,7 @@
 #include "engine_io.h"
 #include "log.h"
 #include "opts.h"
+#include <rdmig/private.h>
 
 /* The layer rule (docs/design.md): an engine reaches its connection only
  * through engine_io.h.  conn.h has the same guard the other way round, so

@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <rdmig.h>
 #include <rdmig/imgstream.h>
+#include "stream_clock.h"
 
 #define MAX_THREADS 8
 
@@ -32,8 +34,7 @@ struct rdmig_hash_pool {
 
 unsigned rdmig_hash_pool_default_threads(void)
 {
-	const char *env = getenv("RDMIG_HASH_THREADS");
-	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (unsigned)n;
 }
@@ -70,11 +71,11 @@ static void *worker(void *arg)
 
 	while ((i = take_job(p)) != SIZE_MAX) {
 		struct rdmig_hash_job *j = &p->jobs[i];
-		double t0 = rdmig_monotonic_seconds();
+		double t0 = rdmig__stream_seconds();
 		rdmig_digest_compute(p->alg, j->p, (size_t)j->len, j->out);
 		if (p->after)
 			p->after(p->after_ctx, j);
-		job_done(p, i, rdmig_monotonic_seconds() - t0);
+		job_done(p, i, rdmig__stream_seconds() - t0);
 	}
 	return NULL;
 }
@@ -89,7 +90,7 @@ static void pool_free(struct rdmig_hash_pool *p)
 }
 
 /* Start the threads with SIGINT and SIGTERM blocked (they inherit the
- * mask); 0 when at least one runs. */
+ * mask); 0 when at least one runs, else pthread_create's error. */
 static int start_threads(struct rdmig_hash_pool *p, unsigned want)
 {
 	sigset_t block, old;
@@ -102,20 +103,19 @@ static int start_threads(struct rdmig_hash_pool *p, unsigned want)
 	while (p->nthreads < want && !(ret = pthread_create(&p->tids[p->nthreads], NULL, worker, p)))
 		p->nthreads++;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!p->nthreads)
-		errno = ret;
-	return p->nthreads ? 0 : -1;
+	return p->nthreads ? 0 : ret;
 }
 
-int rdmig_hash_pool_start(enum rdmig_digest_alg alg, unsigned threads, struct rdmig_hash_job *jobs,
-			  size_t njobs, struct rdmig_hash_pool **out)
+int rdmig_hash_pool_create(enum rdmig_digest_alg alg, unsigned threads, struct rdmig_hash_job *jobs,
+			  size_t njobs, struct rdmig_hash_pool **out, char *err, size_t errlen)
 {
 	struct rdmig_hash_pool *p = calloc(1, sizeof(*p));
+	int ret;
 
 	*out = NULL;
 	if (!p || !(p->finished = calloc(njobs ? njobs : 1, sizeof(bool)))) {
 		free(p);
-		errno = ENOMEM;
+		snprintf(err, errlen, "out of memory for a pool of %zu jobs", njobs);
 		return -1;
 	}
 	p->alg = alg;
@@ -126,7 +126,9 @@ int rdmig_hash_pool_start(enum rdmig_digest_alg alg, unsigned threads, struct rd
 	pthread_cond_init(&p->done, NULL);
 	if (!threads)
 		threads = rdmig_hash_pool_default_threads();
-	if (start_threads(p, threads > MAX_THREADS ? MAX_THREADS : threads)) {
+	ret = start_threads(p, threads > MAX_THREADS ? MAX_THREADS : threads);
+	if (ret) {
+		snprintf(err, errlen, "cannot start the hashing threads: %s", strerror(ret));
 		pool_free(p);
 		return -1;
 	}
@@ -190,7 +192,7 @@ bool rdmig_hash_pool_wait(struct rdmig_hash_pool *p, size_t upto, double timeout
 	return ok;
 }
 
-double rdmig_hash_pool_finish(struct rdmig_hash_pool *p, bool stop)
+double rdmig_hash_pool_destroy(struct rdmig_hash_pool *p, bool stop)
 {
 	double busy;
 

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* verify.c - span digests, sent and checked while data moves (rdmig/imgstream.h). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <rdmig.h>
 #include <rdmig/imgstream.h>
+#include "stream_clock.h"
 
 static void set_jobs(struct rdmig_verify *v, const struct rdmig_imgs_block *blocks, uint32_t n,
 		     uint32_t span_shift, const uint8_t *const *mems)
@@ -46,10 +45,8 @@ int rdmig_verify_start(struct rdmig_verify *v, enum rdmig_digest_alg alg, unsign
 		return -1;
 	}
 	set_jobs(v, blocks, n, span_shift, mems);
-	if (rdmig_hash_pool_start(alg, threads, v->jobs, v->spans, &v->pool)) {
-		snprintf(err, errlen, "cannot start the hashing threads: %s", strerror(errno));
+	if (rdmig_hash_pool_create(alg, threads, v->jobs, v->spans, &v->pool, err, errlen))
 		return -1;
-	}
 	v->threads = rdmig_hash_pool_threads(v->pool);
 	if (after)
 		rdmig_hash_pool_set_after(v->pool, after, ctx);
@@ -128,13 +125,13 @@ int rdmig_verify_send_ready(struct rdmig_verify *v, const struct rdmig_imgs_bloc
 /* Wait for the first v->spans jobs, calling tick every 10 ms. */
 static int wait_all(struct rdmig_verify *v, rdmig_verify_tick_fn tick, void *ctx)
 {
-	double t0 = rdmig_monotonic_seconds();
+	double t0 = rdmig__stream_seconds();
 
 	while (!rdmig_hash_pool_wait(v->pool, (size_t)v->spans, 0.01))
 		if (tick(ctx))
 			return -1;
-	v->exposed_seconds = rdmig_monotonic_seconds() - t0;
-	v->hash_seconds = rdmig_hash_pool_finish(v->pool, false);
+	v->exposed_seconds = rdmig__stream_seconds() - t0;
+	v->hash_seconds = rdmig_hash_pool_destroy(v->pool, false);
 	v->pool = NULL;
 	return 0;
 }
@@ -198,13 +195,13 @@ int rdmig_verify_recv_finish(struct rdmig_verify *v, const struct rdmig_imgs_par
 
 void rdmig_verify_stop(struct rdmig_verify *v)
 {
-	v->hash_seconds += rdmig_hash_pool_finish(v->pool, true);
+	v->hash_seconds += rdmig_hash_pool_destroy(v->pool, true);
 	v->pool = NULL;
 }
 
 void rdmig_verify_free(struct rdmig_verify *v)
 {
-	rdmig_hash_pool_finish(v->pool, true);
+	rdmig_hash_pool_destroy(v->pool, true);
 	free(v->jobs);
 	free(v->digests);
 	memset(v, 0, sizeof(*v));

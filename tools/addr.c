@@ -22,6 +22,22 @@ static int copy_part(char *dst, size_t dstlen, const char *src, size_t n)
 	return 0;
 }
 
+int cli_parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	/* strtol skips leading blanks and takes a sign: neither is a number here */
+	if (!s || !(*s >= '0' && *s <= '9'))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 int cli_split_addr(const char *s, char *host, size_t hostlen, char *port, size_t portlen,
 		   char *err, size_t errlen)
 {
@@ -48,9 +64,8 @@ int cli_split_addr(const char *s, char *host, size_t hostlen, char *port, size_t
 		snprintf(err, errlen, "'%s': address too long", s);
 		return -1;
 	}
-	char *end;
-	long p = strtol(port, &end, 10);
-	if (!port[0] || *end || p < 0 || p > 65535) {
+	long p;
+	if (cli_parse_long(port, 0, 65535, &p)) {
 		snprintf(err, errlen, "'%s': port must be a number from 0 to 65535", s);
 		return -1;
 	}
@@ -59,15 +74,13 @@ int cli_split_addr(const char *s, char *host, size_t hostlen, char *port, size_t
 
 int cli_parse_inline(const char *s, int *out)
 {
-	char *end;
 	long v;
 
 	if (!strcmp(s, "auto")) {
 		*out = RDMIG_INLINE_AUTO;
 		return 0;
 	}
-	v = strtol(s, &end, 10);
-	if (!*s || *end || v < 0 || v > 1024)
+	if (cli_parse_long(s, 0, 1024, &v))
 		return -1;
 	*out = (int)v;
 	return 0;
@@ -97,17 +110,43 @@ static void cli_hint(const char *msg)
 				"  %s\n", make_one);
 }
 
-int cli_fail(const char *what, const char *msg)
+struct cli_run cli_run;
+
+int cli_fail_code(const char *what, const char *code, const char *msg)
 {
 	fprintf(stderr, "rdmig: %s: %s\n", what, msg);
 	cli_hint(msg);
+	if (!cli_run.failed) {
+		cli_run.failed = true;
+		snprintf(cli_run.code, sizeof(cli_run.code), "%s", code);
+		snprintf(cli_run.message, sizeof(cli_run.message), "%s", msg);
+	}
 	return 1;
 }
 
+int cli_fail(const char *what, const char *msg)
+{
+	return cli_fail_code(what, "failed", msg);
+}
+
+/* -1 is what the tool's own steps return after a failure whose message
+ * they kept: not a code, whatever errno -1 would be. */
+int cli_fail_lib(const char *what, int ret, const char *msg)
+{
+	return cli_fail_code(what, ret < -1 ? rdmig_err_name(ret) : "failed", msg);
+}
+
+/* The library logs every failure at RDMIG_LOG_ERROR as it keeps the
+ * message for the handle's errmsg, which the tool then prints as its one
+ * "rdmig: ..." line: printed here too, each error would appear twice. */
 void cli_log(void *ctx, int level, const char *msg)
 {
 	static const char *names[] = {"error", "info", "debug"};
-	fprintf(stderr, "rdmig[%s]: %s\n", names[level < 0 ? 0 : level > 2 ? 2 : level], msg);
+
+	(void)ctx;
+	if (level <= RDMIG_LOG_ERROR)
+		return;
+	fprintf(stderr, "rdmig[%s]: %s\n", names[level > 2 ? 2 : level], msg);
 }
 
 /* "123", "512M", "2G": bytes, with binary suffixes; -1 if malformed. */
@@ -118,7 +157,7 @@ int cli_parse_size(const char *s, uint64_t *out)
 	char *end;
 	const char *u;
 
-	if (!*s || *s == '-')
+	if (!(*s >= '0' && *s <= '9')) /* strtoull takes blanks, signs */
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -153,14 +192,16 @@ uint64_t cli_physical_memory(void)
 	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 1ull << 30;
 }
 
-/* mkdir -p: dir and its parents; err says what failed. */
-/* mkdir -p */
-int cli_make_dir(const char *dir, char *err, size_t errlen)
+/* mkdir -p: dir and its parents; err says what failed.  *made: the length
+ * of the shortest leading part of dir this call created (0: none), for
+ * cli_remove_made. */
+int cli_make_dir(const char *dir, size_t *made, char *err, size_t errlen)
 {
 	char path[4096];
 	struct stat st;
 	size_t n = strlen(dir);
 
+	*made = 0;
 	if (n >= sizeof(path)) {
 		snprintf(err, errlen, "--out: path too long");
 		return -1;
@@ -171,8 +212,13 @@ int cli_make_dir(const char *dir, char *err, size_t errlen)
 			continue;
 		char saved = *p;
 		*p = '\0';
-		if (mkdir(path, 0755) && errno != EEXIST) {
+		if (mkdir(path, 0755) == 0) {
+			if (!*made)
+				*made = (size_t)(p - path);
+		} else if (errno != EEXIST) {
 			snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
+			cli_remove_made(dir, *made);
+			*made = 0;
 			return -1;
 		}
 		*p = saved;
@@ -181,9 +227,33 @@ int cli_make_dir(const char *dir, char *err, size_t errlen)
 	}
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "'%.600s' is not a directory", dir);
+		cli_remove_made(dir, *made);
+		*made = 0;
 		return -1;
 	}
 	return 0;
+}
+
+void cli_remove_made(const char *dir, size_t made)
+{
+	char path[4096];
+	size_t n = strlen(dir);
+
+	if (!made || n >= sizeof(path))
+		return;
+	memcpy(path, dir, n + 1);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+	/* deepest first; rmdir leaves a directory that is not empty */
+	while (n >= made) {
+		if (rmdir(path))
+			return;
+		while (n > 0 && path[n - 1] != '/')
+			n--;
+		while (n > 1 && path[n - 1] == '/')
+			n--;
+		path[n] = '\0';
+	}
 }
 
 /* ---------------------------------------------- --allow ADDR[/PREFIX] -- */
@@ -216,7 +286,6 @@ int cli_allow_add(struct cli_allow *a, const char *spec, char *err, size_t errle
 	const char *slash = strchr(spec, '/');
 	struct cli_allow_rule *r = &a->rule[a->n];
 	unsigned max;
-	char *end;
 	long prefix;
 
 	if (a->n == CLI_ALLOW_MAX) {
@@ -231,9 +300,7 @@ int cli_allow_add(struct cli_allow *a, const char *spec, char *err, size_t errle
 	max = r->family == AF_INET ? 32 : 128;
 	prefix = max;
 	if (slash) {
-		errno = 0;
-		prefix = strtol(slash + 1, &end, 10);
-		if (!slash[1] || *end || errno || prefix < 0 || prefix > (long)max) {
+		if (cli_parse_long(slash + 1, 0, (long)max, &prefix)) {
 			snprintf(err, errlen, "--allow '%s': the prefix must be a number from 0 to %u",
 				 spec, max);
 			return -1;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* cli.h - shared pieces of the rdmig command (public API only). */
+/* cli.h - shared pieces of the rdmig command (the installed headers, and
+ * rdmig/private.h for the helpers it shares with the library). */
 #ifndef RDMIG_CLI_H
 #define RDMIG_CLI_H
 
@@ -10,6 +11,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <rdmig.h>
+#include <rdmig/private.h>
 #include "outdir.h"
 
 /* The project's version (CMake's project version, a compile definition of
@@ -32,15 +34,76 @@ int cli_parse_chunk_size(const char *s, uint64_t *out);
 /* This machine's physical memory (1 GiB when it cannot be read): the
  * default bound on what a source may ask a destination to allocate. */
 uint64_t cli_physical_memory(void);
+/* The hashing threads RDMIG_HASH_THREADS asks for, 1 to 8; 0 when it is
+ * unset, for librdmig-stream's default (one per online CPU, at most 8). */
+unsigned cli_hash_threads(void);
 
-/* mkdir -p DIR; -1 with a message in err on failure. */
-int cli_make_dir(const char *dir, char *err, size_t errlen);
+/* mkdir -p DIR; -1 with a message in err on failure.  *made: the length
+ * of DIR's leading part that did not exist before (0: none). */
+int cli_make_dir(const char *dir, size_t *made, char *err, size_t errlen);
+/* Remove, deepest first, the directories cli_make_dir made (made as it
+ * said), as long as they are empty. */
+void cli_remove_made(const char *dir, size_t made);
 
 /* Parse --inline's value: "auto", "0" or N bytes. */
 int cli_parse_inline(const char *s, int *out);
 
-/* Print "rdmig: <what>: <msg>" to stderr and return exit status 1. */
+/* Print "rdmig: <what>: <msg>" to stderr and return exit status 1.  The
+ * first failure of a run is also kept (cli_run) for its JSON object. */
 int cli_fail(const char *what, const char *msg);
+/* The same with the failure's code (rdmig-json(7)): one of the tool's own
+ * (lower case), or the library's symbolic name of ret (cli_fail_lib;
+ * "failed" for -1, the tool's own steps' failure). */
+int cli_fail_code(const char *what, const char *code, const char *msg);
+int cli_fail_lib(const char *what, int ret, const char *msg);
+
+/* ---- the run: its command, phase and outcome (cli_outcome.c; cli_run
+ * and the cli_fail functions that fill it are in addr.c) ---- */
+
+/* What the JSON object of a run says about it (rdmig-json(7)).  One run
+ * per process; the main thread alone touches it. */
+struct cli_run {
+	const char *command; /* "send", "recv", "probe", "ping", "pong" */
+	const char *mode;    /* "files", "qemu", "qemu-replay"; NULL: none */
+	const char *help;    /* what --help to point at: "send --qemu-replay" */
+	const char *phase;   /* what the run is doing; after a failure, the
+			      * phase it happened in */
+	bool json;           /* --json: one object on stdout, whatever happens */
+	bool printed;        /* that object went out */
+	bool failed;         /* code and message hold the first failure */
+	char code[48];
+	char message[1536];
+};
+extern struct cli_run cli_run;
+
+/* A command starts: what it is, and whether --json appears among its
+ * arguments (looked for before parsing, so that usage errors come as JSON
+ * too).  Resets cli_run. */
+void cli_run_begin(const char *command, const char *mode, const char *help, int argc,
+		   char **argv);
+void cli_phase(const char *phase);
+/* Is --help or -h among the arguments (anywhere before "--")?  --help
+ * wins over everything else on the line, even where it would be taken
+ * as an option's value. */
+bool cli_wants_help(int argc, char **argv);
+/* A usage error: "rdmig: CMD: <msg> (see rdmig CMD --help)" on stderr,
+ * code "usage", phase "options"; returns 2, the exit status. */
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What getopt_long returned for an option it did not accept ('?', or ':'
+ * with a leading ':' in the option string): a usage error (2). */
+int cli_bad_option(int c, char **argv);
+/* A whole decimal number from lo (0 or more) to hi, nothing before or
+ * after it: 0, or -1 when s is anything else ("5x", "", " 5", "+5", "0x10",
+ * "-1") (addr.c, with the other parsers). */
+int cli_parse_long(const char *s, long lo, long hi, long *out);
+/* RDMIG_HASH_THREADS or RDMIG_REGISTER_THREADS: 0 (the default) when
+ * unset or empty, else a number from 1 to 8; -1 for anything else. */
+int cli_env_threads(const char *name, unsigned *out);
+/* Both of them, before a migration starts: 0, or a usage error (2). */
+int cli_env_check(void);
+/* After the command returned status: the JSON object of a failed run that
+ * has not printed one yet (usage errors, failures before a summary). */
+void cli_run_end(int status);
 
 /* ---- recv --allow ADDR[/PREFIX] (addr.c) ---- */
 
@@ -121,9 +184,21 @@ int cmd_recv(int argc, char **argv);
  * migration is given up (a dead peer that the kernel reports ends it at once). */
 #define MIG_DEFAULT_TIMEOUT_S 10
 
+/* --progress: what the migration shows while it runs (mig_progress). */
+enum mig_progress_mode {
+	MIG_PROGRESS_AUTO,  /* human on a terminal, none otherwise */
+	MIG_PROGRESS_HUMAN, /* one line on stderr, redrawn */
+	MIG_PROGRESS_JSON,  /* JSON lines on stderr (rdmig-json(7)) */
+	MIG_PROGRESS_NONE,
+};
+/* The long option of the commands that show progress (send, send
+ * --qemu-replay, recv), which mig_common_opt applies. */
+#define MIG_PROGRESS_OPTION {"progress", required_argument, NULL, 'G'}
+
 /* The options both migration commands take. */
 struct mig_common {
 	struct rdmig_opts opts;
+	int progress; /* enum mig_progress_mode */
 	int json;
 	int verbose;       /* -v count */
 	int timeout_given; /* --timeout also bounds recv's wait for a source */
@@ -134,29 +209,32 @@ struct mig_common {
 	{"json", no_argument, NULL, 'j'},    {"timeout", required_argument, NULL, 'T'},            \
 	{"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'},                     \
 	{"chunk-size", required_argument, NULL, 'C'}
+/* Option strings start with ':' (a missing value is then told apart from
+ * an unknown option: cli_bad_option); these go after it. */
 #define MIG_COMMON_SHORT "Pi:jT:vh"
 void mig_common_init(struct mig_common *m);
 /* Apply option c (one of MIG_COMMON_OPTIONS except help): 1 when it was
- * one of them, 0 when not, -1 after printing why its value is bad. */
-int mig_common_opt(struct mig_common *m, const char *cmd, int c, const char *arg);
+ * one of them, 0 when not, -1 after a usage error about its value. */
+int mig_common_opt(struct mig_common *m, int c, const char *arg);
 /* An option the command does not handle itself: one of MIG_COMMON_OPTIONS
- * (0), --help (usage on stdout; 1: exit 0), or a bad one (2 after printing
- * why, with the usage on stderr when the option is unknown). */
-int mig_other_option(struct mig_common *m, const char *cmd, int c, const char *arg,
+ * (0), --help (usage on stdout; 1: exit 0), or a bad or unknown one (2,
+ * after the usage error's one line). */
+int mig_other_option(struct mig_common *m, int c, const char *arg, char **argv,
 		     void (*usage)(FILE *f));
 /* --to ADDR:PORT of send and send --qemu-replay into host and port: 0, or
  * 2 (a usage error) after printing why it names no destination. */
 int mig_parse_to(const char *to, char *host, size_t hostlen, char *port, size_t portlen);
 
-/* A progress line on stderr, only when stderr is a terminal, redrawn at
- * most 5 times a second: "what: done/total MiB  rate MB/s  ETA m:ss". */
+/* Progress on stderr at most 5 times a second and once at the end: a
+ * line redrawn on a terminal ("what: done/total MiB  rate MB/s  ETA m:ss")
+ * or one JSON object per line (bytes done and total, rate, ETA, phase). */
 struct mig_progress {
-	int on;
+	int on; /* enum mig_progress_mode, AUTO resolved; NONE: off */
 	const char *what;
 	uint64_t total;
 	double start, last;
 };
-void mig_progress_start(struct mig_progress *p, const char *what, uint64_t total);
+void mig_progress_start(struct mig_progress *p, int mode, const char *what, uint64_t total);
 void mig_progress(struct mig_progress *p, uint64_t done);
 void mig_progress_end(struct mig_progress *p); /* erase the line */
 
@@ -200,7 +278,8 @@ struct recv_args {
 void recv_args_init(struct recv_args *a);
 /* Apply option c, one of RECV_OPTIONS or not (see mig_other_option): 0,
  * or 1 (help shown) or 2 (a usage error, printed) for the parser to return. */
-int recv_args_option(struct recv_args *a, int c, const char *arg, void (*usage)(FILE *f));
+int recv_args_option(struct recv_args *a, int c, const char *arg, char **argv,
+		     void (*usage)(FILE *f));
 /* After the options: no operands, --listen and --out given; 0 or 2. */
 int recv_args_finish(struct recv_args *a, int argc, char **argv);
 

@@ -110,7 +110,6 @@ void mig_json_conn(struct json_object *o, const struct rdmig_conn *c)
 
 	rdmig_conn_inline(c, &inl);
 	rdmig_conn_counters(c, &k);
-	cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
 	cj_str(o, "device", dev ? dev : "");
 	cj_u64(o, "inline_asked", inl.asked);
 	cj_u64(o, "inline_granted", inl.granted);
@@ -139,7 +138,7 @@ void mig_json_destination(struct json_object *o, const char *host, const char *p
 
 void mig_json_register(struct json_object *o, const struct rdmig_engine_stats *st)
 {
-	cj_u64(o, "register_round_trips", st->register_requests);
+	cj_u64(o, "register_requests", st->register_requests);
 	cj_u64(o, "register_ahead", st->register_ahead);
 	cj_fixed(o, "register_rtt_p50_us", st->register_rtt_p50_us, 1);
 	cj_fixed(o, "register_rtt_p99_us", st->register_rtt_p99_us, 1);
@@ -167,4 +166,31 @@ int cj_print(struct json_object *v)
 	cj_oom = false;
 	json_object_put(v);
 	return ret;
+}
+
+struct json_object *cj_summary(void)
+{
+	struct json_object *o = cj_object();
+
+	cj_i64(o, "schema", CJ_SCHEMA);
+	cj_str(o, "command", cli_run.command);
+	if (cli_run.mode)
+		cj_str(o, "mode", cli_run.mode);
+	cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
+	return o;
+}
+
+int cj_summary_print(struct json_object *o)
+{
+	cj_bool(o, "ok", !cli_run.failed);
+	if (cli_run.failed) {
+		struct json_object *e = cj_object();
+
+		cj_str(o, "phase", cli_run.phase);
+		cj_str(e, "code", cli_run.code);
+		cj_str(e, "message", cli_run.message);
+		cj_add(o, "error", e);
+	}
+	cli_run.printed = true;
+	return cj_print(o);
 }

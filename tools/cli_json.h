@@ -32,7 +32,20 @@ void cj_fixed(struct json_object *o, const char *key, double v, int decimals);
  * o takes the reference. */
 void cj_add(struct json_object *o, const char *key, struct json_object *v);
 
-/* The connection's members shared by every summary: rdmig_version, device,
+/* The version of the objects' schema, rdmig-json(7): "schema" in every
+ * object.  It goes up when a member changes meaning or goes away, not
+ * when one is added. */
+#define CJ_SCHEMA 1
+
+/* The head of a command's one object: schema, command, mode (when the
+ * command has modes) and rdmig_version, from cli_run. */
+struct json_object *cj_summary(void);
+/* Finish it with the outcome: "ok", and after a failure "phase" and
+ * "error": {"code", "message"} (cli_run's first failure); print it as
+ * cj_print does and note that the run's object went out. */
+int cj_summary_print(struct json_object *o);
+
+/* The connection's members shared by every summary: device,
  * the inline settlement, bytes and messages inline and copied, and the
  * messages_* objects (count per message type).  c may be NULL (zeros). */
 void mig_json_conn(struct json_object *o, const struct rdmig_conn *c);
@@ -42,7 +55,8 @@ void mig_json_conn(struct json_object *o, const struct rdmig_conn *c);
  * to, port and pin_all (as the destination granted it): */
 void mig_json_destination(struct json_object *o, const char *host, const char *port,
 			  const struct rdmig_conn *c);
-/* register_round_trips, register_ahead, register_rtt_p50_us and _p99_us: */
+/* register_requests (round trips), register_ahead, register_rtt_p50_us and
+ * _p99_us, the seconds waited and registering, register_threads: */
 void mig_json_register(struct json_object *o, const struct rdmig_engine_stats *st);
 
 /* The text of v: one line, ", " between members and ": " after keys, '/'

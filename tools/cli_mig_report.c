@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cli_mig_report.c - what the migration commands show a person while and
- * after they run: the progress line on a terminal, sizes in binary units,
+ * after they run: the progress (a line on a terminal, or JSON lines), sizes in binary units,
  * and the line about the connection (device, inline, control messages).
  * The JSON summaries are in cli_json.c; cli.h declares these.
  */
 #include <stdio.h>
 #include <unistd.h>
 #include "cli.h"
+#include "cli_json.h"
 
 const char *mig_size(uint64_t bytes, char *buf, size_t len)
 {
@@ -22,13 +23,36 @@ const char *mig_size(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-void mig_progress_start(struct mig_progress *p, const char *what, uint64_t total)
+void mig_progress_start(struct mig_progress *p, int mode, const char *what, uint64_t total)
 {
-	p->on = isatty(STDERR_FILENO);
+	if (mode == MIG_PROGRESS_AUTO)
+		mode = isatty(STDERR_FILENO) ? MIG_PROGRESS_HUMAN : MIG_PROGRESS_NONE;
+	p->on = mode;
 	p->what = what;
 	p->total = total;
 	p->start = rdmig_monotonic_seconds();
 	p->last = 0;
+}
+
+/* One JSON line: what rdmig-json(7) calls a progress object. */
+static void progress_json(const struct mig_progress *p, uint64_t done, double secs, double rate)
+{
+	struct json_object *o = cj_summary();
+	const char *text;
+
+	cj_str(o, "phase", cli_run.phase);
+	cj_u64(o, "bytes_done", done);
+	cj_u64(o, "bytes_total", p->total);
+	cj_fixed(o, "seconds", secs, 3);
+	cj_fixed(o, "rate_MBps", rate / 1e6, 2);
+	if (rate > 0 && done <= p->total)
+		cj_fixed(o, "eta_seconds", (double)(p->total - done) / rate, 1);
+	else
+		cj_null(o, "eta_seconds");
+	text = cj_text(o);
+	if (text)
+		fprintf(stderr, "%s\n", text);
+	json_object_put(o);
 }
 
 void mig_progress(struct mig_progress *p, uint64_t done)
@@ -36,7 +60,7 @@ void mig_progress(struct mig_progress *p, uint64_t done)
 	double now, secs, rate;
 	char a[32], b[32], eta[32] = "";
 
-	if (!p->on)
+	if (p->on != MIG_PROGRESS_HUMAN && p->on != MIG_PROGRESS_JSON)
 		return;
 	now = rdmig_monotonic_seconds();
 	if (now - p->last < 0.2 && done < p->total)
@@ -44,6 +68,10 @@ void mig_progress(struct mig_progress *p, uint64_t done)
 	p->last = now;
 	secs = now - p->start;
 	rate = secs > 0 ? (double)done / secs : 0;
+	if (p->on == MIG_PROGRESS_JSON) {
+		progress_json(p, done, secs, rate);
+		return;
+	}
 	if (rate > 0 && done < p->total) {
 		long left = (long)((double)(p->total - done) / rate);
 		snprintf(eta, sizeof(eta), "  ETA %ld:%02ld", left / 60, left % 60);
@@ -54,9 +82,9 @@ void mig_progress(struct mig_progress *p, uint64_t done)
 
 void mig_progress_end(struct mig_progress *p)
 {
-	if (p->on && p->last > 0)
+	if (p->on == MIG_PROGRESS_HUMAN && p->last > 0)
 		fprintf(stderr, "\r\033[K");
-	p->on = 0;
+	p->on = MIG_PROGRESS_NONE;
 }
 
 void mig_print_conn(const char *cmd, const struct rdmig_conn *c)

@@ -11,57 +11,95 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "cli_json.h"
 
 struct ping_args {
 	struct rdmig_opts opts;
+	const char *addr; /* --to or --listen as given */
 	char host[256], port[16];
 	long count;
 	int json;
 };
 
-static int parse_args(int argc, char **argv, const char *cmd, const char *addr_opt,
-		      struct ping_args *a)
+static void usage(FILE *f, const char *cmd)
 {
-	static const struct option longopts[] = {
-		{"to", required_argument, NULL, 't'},       {"listen", required_argument, NULL, 'l'},
-		{"count", required_argument, NULL, 'n'},    {"inline", required_argument, NULL, 'i'},
+	bool ping = !strcmp(cmd, "ping");
+
+	fprintf(f, "usage: rdmig %s %s ADDR:PORT%s [--inline auto|0|N] [--timeout S]\n"
+		   "                  [--json] [-v]\n", cmd, ping ? "--to" : "--listen",
+		ping ? " [-n COUNT]" : "");
+	if (ping)
+		fprintf(f, "Time REGISTER_REQUEST -> REGISTER_RESULT round trips against a pong.\n"
+			   "  -t, --to ADDR:PORT  the pong\n"
+			   "  -n, --count N   round trips, from 1 to 100000000 (default 1000)\n");
+	else
+		fprintf(f, "Answer one ping's REGISTER requests until it sends REGISTER_FINISHED.\n"
+			   "  -l, --listen ADDR:PORT  where to wait for the ping\n");
+	fprintf(f, "  -i, --inline    inline size of control messages (default auto)\n"
+		   "  -T, --timeout S the limit of every wait, 0 to 86400 seconds (0: none;\n"
+		   "                  default 60)\n"
+		   "  -j, --json      one JSON object on stdout instead of the summary\n"
+		   "  -v, --verbose   the library's debug log on stderr\n"
+		   "  -h, --help      this help\n");
+}
+
+/* 0, 1 (help shown) or 2 (a usage error, said). */
+static int parse_args(int argc, char **argv, const char *cmd, struct ping_args *a)
+{
+	bool ping = !strcmp(cmd, "ping");
+	static const struct option ping_opts[] = {
+		{"to", required_argument, NULL, 't'},       {"count", required_argument, NULL, 'n'},
+		{"inline", required_argument, NULL, 'i'},   {"timeout", required_argument, NULL, 'T'},
+		{"json", no_argument, NULL, 'j'},           {"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+	static const struct option pong_opts[] = {
+		{"listen", required_argument, NULL, 'l'},   {"inline", required_argument, NULL, 'i'},
 		{"timeout", required_argument, NULL, 'T'},  {"json", no_argument, NULL, 'j'},
 		{"verbose", no_argument, NULL, 'v'},        {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}};
 	char err[300];
-	const char *addr = NULL;
+	long v;
 	int c;
 
 	rdmig_opts_init(&a->opts);
 	a->count = 1000;
-	while ((c = getopt_long(argc, argv, "t:l:n:i:T:jvh", longopts, NULL)) != -1) {
+	if (cli_wants_help(argc, argv)) {
+		usage(stdout, cmd);
+		return 1;
+	}
+	while ((c = getopt_long(argc, argv, ping ? ":t:n:i:T:jvh" : ":l:i:T:jvh",
+				ping ? ping_opts : pong_opts, NULL)) != -1) {
 		switch (c) {
-		case 't': case 'l':
-			if (strcmp(longopts[c == 't' ? 0 : 1].name, addr_opt))
-				return cli_fail(cmd, "wrong address option (see --help)") + 1;
-			addr = optarg;
+		case 't': case 'l': a->addr = optarg; break;
+		case 'n':
+			if (cli_parse_long(optarg, 1, 100000000, &a->count))
+				return cli_usage("--count '%s': takes a number from 1 to 100000000",
+						 optarg);
 			break;
-		case 'n': a->count = strtol(optarg, NULL, 10); break;
 		case 'i':
 			if (cli_parse_inline(optarg, &a->opts.inline_request))
-				return cli_fail(cmd, "--inline takes auto, 0 or a size up to 1024") + 1;
+				return cli_usage("--inline '%s': takes auto, 0 or a size up to 1024",
+						 optarg);
 			break;
-		case 'T': a->opts.timeout_ms = atoi(optarg) * 1000; break;
-		case 'j': a->json = 1; break;
+		case 'T':
+			if (cli_parse_long(optarg, 0, 86400, &v))
+				return cli_usage("--timeout '%s': takes whole seconds from 0 (no "
+						 "limit) to 86400", optarg);
+			a->opts.timeout_ms = (int)v * 1000;
+			break;
+		case 'j': a->json = 1; cli_run.json = true; break;
 		case 'v': a->opts.log = cli_log; a->opts.log_level = RDMIG_LOG_DEBUG; break;
-		case 'h':
-			printf("usage: rdmig %s --%s ADDR:PORT [-n COUNT] [--inline auto|0|N] "
-			       "[--timeout S] [--json] [-v]\n", cmd, addr_opt);
-			return 1;
-		default: return 2;
+		case 'h': usage(stdout, cmd); return 1;
+		default: return cli_bad_option(c, argv);
 		}
 	}
-	if (!addr || optind != argc)
-		return cli_fail(cmd, "needs --to/--listen ADDR:PORT and no other argument") + 1;
-	if (a->count < 1 || a->count > 100000000)
-		return cli_fail(cmd, "--count must be from 1 to 100000000") + 1;
-	if (cli_split_addr(addr, a->host, sizeof(a->host), a->port, sizeof(a->port), err, sizeof(err)))
-		return cli_fail(cmd, err) + 1;
+	if (optind != argc)
+		return cli_usage("unexpected argument '%s'", argv[optind]);
+	if (!a->addr)
+		return cli_usage("%s ADDR:PORT is required", ping ? "--to" : "--listen");
+	if (cli_split_addr(a->addr, a->host, sizeof(a->host), a->port, sizeof(a->port), err,
+			   sizeof(err)))
+		return cli_usage("%s %s", ping ? "--to" : "--listen", err);
 	return 0;
 }
 
@@ -83,7 +121,7 @@ static void print_conn_summary(const char *who, struct rdmig_conn *c)
 }
 
 /* Serve one connection: answer REGISTER requests until REGISTER_FINISHED. */
-static int pong_serve(struct rdmig_conn *c)
+static int pong_serve(struct rdmig_conn *c, uint64_t *answered, char *err, size_t errlen)
 {
 	for (;;) {
 		struct rdmig_msg m;
@@ -98,8 +136,8 @@ static int pong_serve(struct rdmig_conn *c)
 			return 0;
 		if (m.type != RDMIG_MSG_REGISTER_REQUEST || m.repeat != 1) {
 			rdmig_send_error(c);
-			fprintf(stderr, "rdmig: pong: unexpected %s (repeat %u)\n",
-				rdmig_msg_type_name(m.type), m.repeat);
+			snprintf(err, errlen, "unexpected %s (repeat %u)", rdmig_msg_type_name(m.type),
+				 m.repeat);
 			return RDMIG_EPROTO;
 		}
 		rdmig_decode_register(m.payload, &reg);
@@ -108,7 +146,22 @@ static int pong_serve(struct rdmig_conn *c)
 		ret = rdmig_reply(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_RESULT, 1, sizeof(out), out});
 		if (ret)
 			return ret;
+		++*answered;
 	}
+}
+
+/* pong's object: where it listened, the requests it answered, the
+ * connection (c may be NULL after a failure before a ping came). */
+static void pong_json(const struct ping_args *a, uint64_t answered, const struct rdmig_conn *c,
+		      const struct rdmig_listener *l)
+{
+	struct json_object *o = cj_summary();
+
+	cj_str(o, "listen", a->host);
+	cj_i64(o, "port", l ? rdmig_listener_port(l) : strtol(a->port, NULL, 10));
+	cj_u64(o, "register_requests", answered);
+	mig_json_conn(o, c);
+	cj_summary_print(o);
 }
 
 int cmd_pong(int argc, char **argv)
@@ -116,20 +169,27 @@ int cmd_pong(int argc, char **argv)
 	struct ping_args a;
 	struct rdmig_listener *l = NULL;
 	struct rdmig_conn *c = NULL;
-	int ret = parse_args(argc, argv, "pong", "listen", &a);
+	uint64_t answered = 0;
+	char err[128] = "";
+	int ret;
 
-	if (ret)
-		return ret - 1;
+	cli_run_begin("pong", NULL, "pong", argc, argv);
+	if ((ret = parse_args(argc, argv, "pong", &a)))
+		return ret == 1 ? 0 : ret;
+	cli_phase("accept");
 	if ((ret = rdmig_listener_create(&a.opts, &l)) || (ret = rdmig_listen(l, a.host, a.port)) ||
 	    (ret = rdmig_accept(l, &c))) {
-		ret = cli_fail("pong", l ? rdmig_listener_errmsg(l) : rdmig_strerror(ret));
+		ret = cli_fail_lib("pong", ret, l ? rdmig_listener_errmsg(l) : rdmig_strerror(ret));
 		rdmig_listener_destroy(l);
 		return ret;
 	}
-	ret = pong_serve(c);
+	cli_phase("serve");
+	ret = pong_serve(c, &answered, err, sizeof(err));
 	if (ret)
-		ret = cli_fail("pong", rdmig_conn_errmsg(c));
-	else
+		ret = cli_fail_lib("pong", ret, err[0] ? err : rdmig_conn_errmsg(c));
+	if (a.json)
+		pong_json(&a, answered, c, l);
+	else if (!ret)
 		print_conn_summary("pong", c);
 	rdmig_conn_destroy(c);
 	rdmig_listener_destroy(l);
@@ -160,32 +220,63 @@ static int ping_once(struct rdmig_conn *c, uint64_t key)
 	return res.host_addr == key ? 0 : RDMIG_EPROTO;
 }
 
+/* ping's object: the pong, the round trips done and their percentiles
+ * (rtt sorted; NULL after a failure: null), the connection. */
+static void ping_json(const struct ping_args *a, long done, const double *rtt,
+		      const struct rdmig_conn *c)
+{
+	struct json_object *o = cj_summary();
+
+	cj_str(o, "to", a->host);
+	cj_i64(o, "port", strtol(a->port, NULL, 10));
+	cj_u64(o, "register_requests", (uint64_t)done);
+	if (rtt) {
+		cj_fixed(o, "register_rtt_p50_us", rtt[a->count / 2], 1);
+		cj_fixed(o, "register_rtt_p99_us", rtt[a->count * 99 / 100], 1);
+		cj_fixed(o, "register_rtt_max_us", rtt[a->count - 1], 1);
+	} else {
+		cj_null(o, "register_rtt_p50_us");
+		cj_null(o, "register_rtt_p99_us");
+		cj_null(o, "register_rtt_max_us");
+	}
+	mig_json_conn(o, c);
+	cj_summary_print(o);
+}
+
 int cmd_ping(int argc, char **argv)
 {
 	struct ping_args a;
 	struct rdmig_conn *c = NULL;
 	double *rtt;
-	int ret = parse_args(argc, argv, "ping", "to", &a);
+	long done = 0;
+	int ret;
 
-	if (ret)
-		return ret - 1;
+	cli_run_begin("ping", NULL, "ping", argc, argv);
+	if ((ret = parse_args(argc, argv, "ping", &a)))
+		return ret == 1 ? 0 : ret;
+	cli_phase("connect");
 	rtt = calloc((size_t)a.count, sizeof(*rtt));
 	if (!rtt)
-		return cli_fail("ping", "out of memory");
+		return cli_fail_code("ping", "failed", "out of memory");
 	ret = rdmig_conn_create(&a.opts, &c);
 	if (!ret)
 		ret = rdmig_connect(c, a.host, a.port);
-	for (long i = 0; i < a.count && !ret; i++) {
+	if (!ret)
+		cli_phase("round_trips");
+	for (; done < a.count && !ret; done += !ret) {
 		double t0 = rdmig_monotonic_seconds();
-		ret = ping_once(c, (uint64_t)i << 20);
-		rtt[i] = (rdmig_monotonic_seconds() - t0) * 1e6; /* microseconds */
+		ret = ping_once(c, (uint64_t)done << 20);
+		rtt[done] = (rdmig_monotonic_seconds() - t0) * 1e6; /* microseconds */
 	}
 	if (!ret)
 		ret = rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
-	if (ret) {
-		ret = cli_fail("ping", c ? rdmig_conn_errmsg(c) : rdmig_strerror(ret));
-	} else {
+	if (ret)
+		ret = cli_fail_lib("ping", ret, c ? rdmig_conn_errmsg(c) : rdmig_strerror(ret));
+	else
 		qsort(rtt, (size_t)a.count, sizeof(*rtt), cmp_double);
+	if (a.json) {
+		ping_json(&a, done, ret ? NULL : rtt, c);
+	} else if (!ret) {
 		print_conn_summary("ping", c);
 		printf("ping: %ld REGISTER round trips: p50 %.1f us, p99 %.1f us, max %.1f us\n",
 		       a.count, rtt[a.count / 2], rtt[a.count * 99 / 100], rtt[a.count - 1]);

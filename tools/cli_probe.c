@@ -52,25 +52,36 @@ static struct json_object *json_row(const struct rdmig_probe_row *w)
 	return o;
 }
 
-/* An array with one object per device; each names the tool's version. */
+/* One object: the devices in an array, one object each. */
 static void print_json(const struct rdmig_probe_report *r, size_t n)
 {
-	struct json_object *arr = cj_array();
+	struct json_object *o = cj_summary(), *arr = cj_array();
 
 	for (size_t d = 0; d < n; d++) {
-		struct json_object *o = cj_object(), *rows = cj_array();
+		struct json_object *dev = cj_object(), *rows = cj_array();
 
-		cj_str(o, "device", r[d].device);
-		cj_u64(o, "max_send_wr", r[d].max_send_wr);
-		cj_u64(o, "max_send_sge", r[d].max_send_sge);
-		cj_add(o, "ladder", json_ladder(&r[d]));
+		cj_str(dev, "device", r[d].device);
+		cj_u64(dev, "max_send_wr", r[d].max_send_wr);
+		cj_u64(dev, "max_send_sge", r[d].max_send_sge);
+		cj_add(dev, "ladder", json_ladder(&r[d]));
 		for (int i = 0; i < RDMIG_PROBE_SIZES; i++)
 			cj_push(rows, json_row(&r[d].rows[i]));
-		cj_add(o, "rows", rows);
-		cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
-		cj_push(arr, o);
+		cj_add(dev, "rows", rows);
+		cj_push(arr, dev);
 	}
-	cj_print(arr);
+	cj_add(o, "devices", arr);
+	cj_summary_print(o);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rdmig probe [--device DEV] [--inline auto|0|N] [--json] [-v]\n"
+		   "Show how each RDMA device settles inline sizes.\n"
+		   "  -d, --device DEV  only this device (e.g. rxe0)\n"
+		   "  -i, --inline      the ladder's request: auto, 0 or N up to 1024\n"
+		   "  -j, --json        one JSON object on stdout instead of the table\n"
+		   "  -v, --verbose     the library's debug log on stderr\n"
+		   "  -h, --help        this help\n");
 }
 
 int cmd_probe(int argc, char **argv)
@@ -86,27 +97,32 @@ int cmd_probe(int argc, char **argv)
 	size_t n;
 	int json = 0, c;
 
+	cli_run_begin("probe", NULL, "probe", argc, argv);
 	rdmig_opts_init(&opts);
-	while ((c = getopt_long(argc, argv, "d:i:jvh", longopts, NULL)) != -1) {
+	if (cli_wants_help(argc, argv)) {
+		usage(stdout);
+		return 0;
+	}
+	while ((c = getopt_long(argc, argv, ":d:i:jvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd': device = optarg; break;
 		case 'i':
 			if (cli_parse_inline(optarg, &opts.inline_request))
-				return cli_fail("probe", "--inline takes auto, 0 or a size up to 1024");
+				return cli_usage("--inline '%s': takes auto, 0 or a size up to 1024",
+						 optarg);
 			break;
-		case 'j': json = 1; break;
+		case 'j': json = 1; cli_run.json = true; break;
 		case 'v': opts.log = cli_log; opts.log_level = RDMIG_LOG_DEBUG; break;
-		case 'h':
-			printf("usage: rdmig probe [--device DEV] [--inline auto|0|N] [--json] [-v]\n");
-			return 0;
-		default: return 2;
+		case 'h': usage(stdout); return 0;
+		default: return cli_bad_option(c, argv);
 		}
 	}
 	if (optind != argc)
-		return cli_fail("probe", "unexpected argument (see --help)");
+		return cli_usage("unexpected argument '%s'", argv[optind]);
+	cli_phase("probe");
 	c = rdmig_probe(device, &opts, &reports, &n, err, sizeof(err));
 	if (c)
-		return cli_fail("probe", err);
+		return cli_fail_lib("probe", c, err);
 	if (json)
 		print_json(reports, n);
 	else

@@ -54,7 +54,8 @@ static void recv_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig recv --listen ADDR:PORT --out DIR [--pin-all] [--inline auto|0|N]\n"
 		   "                  [--json] [--timeout S] [--max-total SIZE] [--allow ADDR[/N]]\n"
-		   "                  [--force] [--verify on|off] [--chunk-size SIZE] [-v]\n"
+		   "                  [--force] [--verify on|off] [--chunk-size SIZE]\n"
+		   "                  [--progress auto|human|json|none] [-v]\n"
 		   "ADDR: a name, an IPv4 address, [IPv6] or empty for any ([::]:4444, :4444).\n"
 		   "Writes DIR/<block>.img per block and the raw stream to DIR/stream.bin, after\n"
 		   "a verified migration only: a failed or interrupted one leaves neither.\n"
@@ -75,7 +76,10 @@ static void recv_usage(FILE *f)
 		   "                  written; default on: each 4 MiB is checked as it lands,\n"
 		   "                  and a source that sends none is refused)\n"
 		   "  --json          one JSON object on stdout instead of the summary\n"
-		   "  -v, -vv         the library's notes / debug log on stderr\n"
+		   "  --progress M    on stderr while it runs: human (a line), json (JSON\n"
+		   "                  lines), none, or auto (default: human on a terminal)\n"
+		   "  -v, --verbose   the library's notes on stderr; -vv adds its debug log\n"
+		   "  -h, --help      this help\n"
 		   "SIGINT or SIGTERM aborts the migration: the source is told, and the exit\n"
 		   "status is 128 + the signal.\n", MIG_DEFAULT_TIMEOUT_S);
 }
@@ -83,16 +87,21 @@ static void recv_usage(FILE *f)
 static int parse_recv_args(int argc, char **argv, struct recv_args *a, bool *verify_off)
 {
 	static const struct option longopts[] = {
-		RECV_OPTIONS, {"verify", required_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
+		RECV_OPTIONS, {"verify", required_argument, NULL, 'V'}, MIG_PROGRESS_OPTION,
+		{NULL, 0, NULL, 0}};
 	int c, r;
 
 	recv_args_init(a);
-	while ((c = getopt_long(argc, argv, RECV_SHORT "V:", longopts, NULL)) != -1) {
+	if (cli_wants_help(argc, argv)) {
+		recv_usage(stdout);
+		return 1;
+	}
+	while ((c = getopt_long(argc, argv, ":" RECV_SHORT "V:", longopts, NULL)) != -1) {
 		if (c == 'V' && strcmp(optarg, "off") && strcmp(optarg, "on"))
-			return cli_fail("recv", "--verify takes on or off (see --help)") + 1;
+			return cli_usage("--verify '%s': takes on or off", optarg);
 		if (c == 'V')
 			*verify_off = !strcmp(optarg, "off");
-		else if ((r = recv_args_option(a, c, optarg, recv_usage)))
+		else if ((r = recv_args_option(a, c, optarg, argv, recv_usage)))
 			return r;
 	}
 	return recv_args_finish(a, argc, argv);
@@ -106,6 +115,7 @@ static void remove_outputs(struct recv_state *s)
 	out_discard(&s->a.dir, &s->stream);
 	for (uint32_t i = 0; s->rb && i < s->ps.count; i++)
 		out_discard(&s->a.dir, &s->rb[i].img);
+	out_dir_remove_made(&s->a.dir);
 }
 
 /* ------------------------------------------------------------ events -- */
@@ -195,8 +205,9 @@ static int start_verify(struct recv_state *s)
 			return -1;
 		}
 	}
-	ret = rdmig_verify_start(&s->vf, s->verify_off ? RDMIG_DIGEST_OFF : s->ps.prm.digest, 0,
-				 s->ps.blocks, s->ps.count, s->ps.prm.span_shift, mems, false,
+	ret = rdmig_verify_start(&s->vf, s->verify_off ? RDMIG_DIGEST_OFF : s->ps.prm.digest,
+				 cli_hash_threads(), s->ps.blocks, s->ps.count,
+				 s->ps.prm.span_shift, mems, false,
 				 span_landed, s, s->err, sizeof(s->err));
 	free(mems);
 	return ret;
@@ -255,7 +266,7 @@ static int alloc_blocks(struct recv_state *s)
 	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, n)))
 		return ret;
 	s->blocks_set = 1;
-	mig_progress_start(&s->prog, "recv", s->ps.total);
+	mig_progress_start(&s->prog, s->a.m.progress, "recv", s->ps.total);
 	return start_verify(s);
 }
 
@@ -393,11 +404,12 @@ static struct json_object *json_blocks(const struct recv_state *s)
 static void print_json(const struct recv_state *s)
 {
 	double secs = s->t_end - s->t_start;
-	struct json_object *o = cj_object();
+	struct json_object *o = cj_summary();
 	struct rdmig_caps caps;
 
 	rdmig_conn_caps(s->conn, &caps);
-	cj_str(o, "command", "recv");
+	cj_str(o, "listen", s->a.host);
+	cj_i64(o, "port", rdmig_listener_port(s->l));
 	cj_str(o, "out", s->a.out);
 	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
 	cj_add(o, "blocks", json_blocks(s));
@@ -417,7 +429,7 @@ static void print_json(const struct recv_state *s)
 	cj_u64(o, "chunks_registered", s->st.chunks_registered);
 	cj_fixed(o, "register_seconds", s->st.register_seconds, 6);
 	mig_json_conn(o, s->conn);
-	cj_print(o);
+	cj_summary_print(o);
 }
 
 static void print_human(const struct recv_state *s)
@@ -456,6 +468,7 @@ static int accept_one(struct recv_state *s)
 
 	if ((ret = recv_accept(&s->a, &s->l, &s->conn)))
 		return ret;
+	cli_phase("migrate");
 	s->t_start = rdmig_monotonic_seconds();
 	return rdmig_dest_create(s->conn, &s->dest);
 }
@@ -479,6 +492,9 @@ static void cleanup(struct recv_state *s)
 
 static int report_mismatches(const struct recv_state *s)
 {
+	uint32_t bad = 0;
+	char msg[160];
+
 	for (uint32_t i = 0; i < s->ps.count; i++) {
 		const struct rdmig_verify_block *r = &s->res[i];
 		uint64_t span = 1ull << s->ps.prm.span_shift, at = (uint64_t)r->bad_span * span;
@@ -486,6 +502,7 @@ static int report_mismatches(const struct recv_state *s)
 
 		if (r->ok)
 			continue;
+		bad++;
 		if (r->bad_span >= 0) {
 			fprintf(stderr,
 				"rdmig: recv: block '%s': bytes %llu..%llu differ from what "
@@ -504,7 +521,10 @@ static int report_mismatches(const struct recv_state *s)
 			"%s\n",
 			s->ps.blocks[i].name, rdmig_digest_name(s->vf.alg), got, want);
 	}
-	return 1;
+	/* the lines above say where; this one says what, once */
+	snprintf(msg, sizeof(msg), "%u of %u block%s differ from what the source sent; no "
+		 "image was kept", bad, s->ps.count, s->ps.count == 1 ? "" : "s");
+	return cli_fail_code("recv", "verify_mismatch", msg);
 }
 
 /* SIGINT or SIGTERM: tell the source (if one is connected), remove what
@@ -520,7 +540,7 @@ static int recv_cancelled(struct recv_state *s)
 	snprintf(msg, sizeof(msg), "interrupted by %s %s%s; partial outputs removed",
 		 cli_cancel_name(), s->conn ? "during the migration" : "while waiting for a source",
 		 told ? ", the source was told" : "");
-	cli_fail("recv", msg);
+	cli_fail_code("recv", "interrupted", msg);
 	return cli_cancel_status();
 }
 
@@ -537,16 +557,22 @@ int cmd_recv(int argc, char **argv)
 
 	static const char *const fixed[] = {"stream.bin", NULL};
 
+	cli_run_begin("recv", "files", "recv", argc, argv);
 	memset(&s, 0, sizeof(s));
 	if ((ret = parse_recv_args(argc, argv, &s.a, &s.verify_off)))
 		return ret == 1 ? 0 : ret;
+	if ((ret = cli_env_check()))
+		return ret;
+	cli_phase("setup");
 	if (recv_prepare(&s.a.m.opts, s.err, sizeof(s.err)) ||
 	    recv_open_out(&s.a, fixed, s.err, sizeof(s.err))) {
 		ret = cli_fail("recv", s.err);
+		out_dir_remove_made(&s.a.dir);
 		cleanup(&s);
 		return ret;
 	}
 	rdmig_imgs_parser_init(&s.ps, s.a.max_total);
+	cli_phase("accept");
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
 		mig_progress_end(&s.prog);
 		if (cli_cancelled()) {
@@ -559,23 +585,31 @@ int cmd_recv(int argc, char **argv)
 		if (s.err[0] && s.conn)
 			rdmig_send_error(s.conn);
 		remove_outputs(&s);
-		ret = cli_fail("recv", recv_errmsg(s.err, s.dest, s.conn, s.l, ret));
+		if (s.err[0])
+			ret = cli_fail("recv", s.err);
+		else
+			ret = cli_fail_lib("recv", ret, recv_errmsg(s.err, s.dest, s.conn, s.l, ret));
 		cleanup(&s);
 		return ret;
 	}
 	mig_progress_end(&s.prog);
 	s.st.size = sizeof(s.st);
 	rdmig_dest_stats(s.dest, &s.st);
+	cli_phase("verify");
 	verify(&s);
 	ret = 0;
 	if (cli_cancelled())
 		ret = recv_cancelled(&s);
 	else if (!s.verified && s.vf.alg != RDMIG_DIGEST_OFF)
 		ret = report_mismatches(&s);
-	else if (write_images(&s))
-		ret = cli_cancelled() ? recv_cancelled(&s) : cli_fail("recv", s.err);
+	else {
+		cli_phase("write");
+		if (write_images(&s))
+			ret = cli_cancelled() ? recv_cancelled(&s) : cli_fail("recv", s.err);
+	}
 	if (ret)
 		remove_outputs(&s);
+	/* an interrupted run's object is the short one (cli_run_end) */
 	if (s.a.m.json && !cli_cancelled())
 		print_json(&s);
 	else if (!ret)

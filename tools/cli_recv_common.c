@@ -21,13 +21,14 @@ void recv_args_init(struct recv_args *a)
 	a->allow.cmd = "recv";
 }
 
-int recv_args_option(struct recv_args *a, int c, const char *arg, void (*usage)(FILE *f))
+int recv_args_option(struct recv_args *a, int c, const char *arg, char **argv,
+		     void (*usage)(FILE *f))
 {
 	char err[300];
 
 	if (c == 'A') {
 		if (cli_allow_add(&a->allow, arg, err, sizeof(err)))
-			return cli_fail("recv", err) + 1;
+			return cli_usage("%s", err);
 	} else if (c == 'l') {
 		a->listen = arg;
 	} else if (c == 'o') {
@@ -36,13 +37,11 @@ int recv_args_option(struct recv_args *a, int c, const char *arg, void (*usage)(
 		a->force = true;
 	} else if (c == 'M') {
 		a->max_total_given = true;
-		if (cli_parse_size(arg, &a->max_total) || (a->max_total_nonzero && a->max_total == 0)) {
-			snprintf(err, sizeof(err), "--max-total '%s': takes bytes, optionally "
-				 "with K, M, G or T", arg);
-			return cli_fail("recv", err) + 1;
-		}
+		if (cli_parse_size(arg, &a->max_total) || (a->max_total_nonzero && a->max_total == 0))
+			return cli_usage("--max-total '%s': takes bytes, optionally with K, M, G "
+					 "or T%s", arg, a->max_total_nonzero ? ", not 0" : "");
 	} else {
-		return mig_other_option(&a->m, "recv", c, arg, usage);
+		return mig_other_option(&a->m, c, arg, argv, usage);
 	}
 	return 0;
 }
@@ -51,17 +50,15 @@ int recv_args_finish(struct recv_args *a, int argc, char **argv)
 {
 	char err[300];
 
-	if (optind != argc) {
-		snprintf(err, sizeof(err), "unexpected argument '%s' (see --help)", argv[optind]);
-		return cli_fail("recv", err) + 1;
-	}
+	if (optind != argc)
+		return cli_usage("unexpected argument '%s'", argv[optind]);
 	if (!a->listen)
-		return cli_fail("recv", "--listen ADDR:PORT is required (see --help)") + 1;
+		return cli_usage("--listen ADDR:PORT is required");
 	if (!a->out || !a->out[0])
-		return cli_fail("recv", "--out DIR is required (see --help)") + 1;
+		return cli_usage("--out DIR is required");
 	if (cli_split_addr(a->listen, a->host, sizeof(a->host), a->port, sizeof(a->port), err,
 			   sizeof(err)))
-		return cli_fail("recv", err) + 1;
+		return cli_usage("--listen %s", err);
 	if (a->m.timeout_given)
 		a->m.opts.accept_timeout_ms = a->m.opts.timeout_ms;
 	return 0;

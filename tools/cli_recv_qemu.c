@@ -53,7 +53,9 @@ static void usage(FILE *f)
 		   "--allow ADDR[/N]: accept sources from this address or prefix only (repeat for\n"
 		   "  more); others are rejected before anything is registered.\n"
 		   "DIR receives <block>.img per RAM block, stream.bin and " RQ_RECORD "; after a\n"
-		   "  failure or SIGINT/SIGTERM (exit status 128 + signal) only " RQ_RECORD ".\n",
+		   "  failure or SIGINT/SIGTERM (exit status 128 + signal) only " RQ_RECORD ".\n"
+		   "--json: one JSON object on stdout instead of the summary.  -v, --verbose:\n"
+		   "  the library's notes on stderr; -vv adds its debug log.  -h, --help: this.\n",
 		MIG_DEFAULT_TIMEOUT_S);
 }
 
@@ -68,12 +70,16 @@ static int parse_args(int argc, char **argv, struct rq_state *s)
 
 	recv_args_init(&s->a);
 	s->a.max_total_nonzero = true;
-	while ((c = getopt_long(argc, argv, "Qr:" RECV_SHORT, longopts, NULL)) != -1) {
+	if (cli_wants_help(argc, argv)) {
+		usage(stdout);
+		return 1;
+	}
+	while ((c = getopt_long(argc, argv, ":Qr:" RECV_SHORT, longopts, NULL)) != -1) {
 		if (c == 'Q')
 			continue; /* the command table routes on it; nothing to do here */
 		if (c == 'r')
 			s->ramblocks = optarg;
-		else if ((r = recv_args_option(&s->a, c, optarg, usage)))
+		else if ((r = recv_args_option(&s->a, c, optarg, argv, usage)))
 			return r;
 	}
 	return recv_args_finish(&s->a, argc, argv);
@@ -420,11 +426,11 @@ static void print_json(const struct rq_state *s)
 {
 	double secs = s->t_end - s->t_start;
 	struct rdmig_counters k = {.size = sizeof(k)};
-	struct json_object *o = cj_object();
+	struct json_object *o = cj_summary();
 
 	rdmig_conn_counters(s->conn, &k);
-	cj_str(o, "command", "recv");
-	cj_bool(o, "qemu", true);
+	cj_str(o, "listen", s->a.host);
+	cj_i64(o, "port", rdmig_listener_port(s->l));
 	cj_str(o, "out", s->a.out);
 	cj_str(o, "machine", s->qs.machine);
 	cj_bool(o, "pin_all", s->pin_all);
@@ -448,7 +454,7 @@ static void print_json(const struct rq_state *s)
 	cj_u64(o, "register_result_inline", k.sent_inline[RDMIG_MSG_REGISTER_RESULT]);
 	cj_u64(o, "register_result_copied", k.sent_copied[RDMIG_MSG_REGISTER_RESULT]);
 	mig_json_conn(o, s->conn);
-	cj_print(o);
+	cj_summary_print(o);
 }
 
 static void print_human(const struct rq_state *s)
@@ -489,6 +495,7 @@ static int accept_one(struct rq_state *s)
 
 	if ((ret = recv_accept(&s->a, &s->l, &s->conn)))
 		return ret;
+	cli_phase("migrate");
 	s->t_start = rdmig_monotonic_seconds();
 	rdmig_conn_caps(s->conn, &caps);
 	s->pin_all = (caps.flags & RDMIG_CAP_PIN_ALL) != 0;
@@ -525,19 +532,23 @@ static void cleanup(struct rq_state *s)
 static int fail_migration(struct rq_state *s, int ret)
 {
 	char why[sizeof(s->err) + 96];
+	const char *code = "failed";
 
 	if (cli_cancelled()) {
 		cli_cancel_tell_peer(s->conn);
 		snprintf(why, sizeof(why), "interrupted by %s %s", cli_cancel_name(),
 			 s->conn ? "during the migration" : "while waiting for a source");
+		code = "interrupted";
 	} else {
 		snprintf(why, sizeof(why), "%s", recv_errmsg(s->err, s->dest, s->conn, s->l, ret));
+		if (!s->err[0] && ret < -1)
+			code = rdmig_err_name(ret);
 		if (s->conn)
 			rdmig_send_error(s->conn);
 	}
 	rq_write_record(s, why);
 	remove_outputs(s);
-	cli_fail("recv", why);
+	cli_fail_code("recv", code, why);
 	return cli_cancelled() ? cli_cancel_status() : 1;
 }
 
@@ -548,17 +559,21 @@ int cmd_recv_qemu(int argc, char **argv)
 
 	static const char *const fixed[] = {"stream.bin", RQ_RECORD, NULL};
 
+	cli_run_begin("recv", "qemu", "recv --qemu", argc, argv);
 	memset(&s, 0, sizeof(s));
 	if ((ret = parse_args(argc, argv, &s)))
 		return ret == 1 ? 0 : ret;
+	cli_phase("setup");
 	if (recv_prepare(&s.a.m.opts, s.err, sizeof(s.err)) ||
 	    (s.ramblocks && rq_load_ramblocks(&s)) ||
 	    recv_open_out(&s.a, fixed, s.err, sizeof(s.err))) {
 		ret = cli_fail("recv", s.err);
+		out_dir_remove_made(&s.a.dir);
 		cleanup(&s);
 		return ret;
 	}
 	rdmig_qs_init(&s.qs, s.a.max_total);
+	cli_phase("accept");
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
 		ret = fail_migration(&s, ret);
 		cleanup(&s);
@@ -567,10 +582,11 @@ int cmd_recv_qemu(int argc, char **argv)
 	s.st.size = sizeof(s.st);
 	rdmig_dest_stats(s.dest, &s.st);
 	ret = 0;
+	cli_phase("write");
 	if (write_images(&s) || rq_write_record(&s, NULL)) {
 		rq_write_record(&s, s.err);
 		remove_outputs(&s);
-		ret = cli_fail("recv", s.err);
+		ret = cli_fail_code("recv", cli_cancelled() ? "interrupted" : "failed", s.err);
 		if (cli_cancelled())
 			ret = cli_cancel_status();
 	} else {

@@ -80,7 +80,8 @@ static void send_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig send --to ADDR:PORT [--pin-all] [--inline auto|0|N] [--json]\n"
 		   "                  [--timeout S] [--verify xxh64|xxh3-128|sha256|off]\n"
-		   "                  [--chunk-size SIZE] [-v] FILE|NAME=FILE...\n"
+		   "                  [--chunk-size SIZE] [--progress auto|human|json|none]\n"
+		   "                  [-v] FILE|NAME=FILE...\n"
 		   "Each FILE becomes one RAM block named after its basename (or NAME).\n"
 		   "  --pin-all      ask the destination to register all its memory up front\n"
 		   "  --chunk-size SIZE  registration chunk, a power of two from 1M to 1G\n"
@@ -93,7 +94,10 @@ static void send_usage(FILE *f)
 		   "  --timeout S    give up when the destination stays silent this long\n"
 		   "                 (0: never; default %d)\n"
 		   "  --json         one JSON object on stdout instead of the summary\n"
-		   "  -v, -vv        the library's notes / debug log on stderr\n"
+		   "  --progress M   on stderr while it runs: human (a line), json (JSON\n"
+		   "                 lines), none, or auto (default: human on a terminal)\n"
+		   "  -v, --verbose  the library's notes on stderr; -vv adds its debug log\n"
+		   "  -h, --help     this help\n"
 		   "SIGINT or SIGTERM aborts the migration: the destination is told, and the exit\n"
 		   "status is 128 + the signal.\n", MIG_DEFAULT_TIMEOUT_S);
 }
@@ -114,34 +118,36 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 {
 	static const struct option longopts[] = {
 		{"to", required_argument, NULL, 't'}, {"verify", required_argument, NULL, 'V'},
-		MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+		MIG_PROGRESS_OPTION, MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
 	const char *to = NULL;
-	char err[300];
 	int c, r;
 
 	mig_common_init(&a->m);
 	a->verify = RDMIG_DIGEST_DEFAULT;
-	while ((c = getopt_long(argc, argv, "t:V:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
+	if (cli_wants_help(argc, argv)) {
+		send_usage(stdout);
+		return 1;
+	}
+	while ((c = getopt_long(argc, argv, ":t:V:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
 		if (c == 't')
 			to = optarg;
 		else if (c == 'V' && rdmig_digest_parse(optarg, &a->verify))
-			return cli_fail("send", "--verify takes xxh64, xxh3-128, sha256 or off (see --help)") + 1;
+			return cli_usage("--verify '%s': takes xxh64, xxh3-128, sha256 or off",
+					 optarg);
 		else if (c == 'V')
 			continue;
-		else if ((r = mig_other_option(&a->m, "send", c, optarg, send_usage)))
+		else if ((r = mig_other_option(&a->m, c, optarg, argv, send_usage)))
 			return r;
 	}
 	if (!to)
-		return cli_fail("send", "--to ADDR:PORT is required (see --help)") + 1;
+		return cli_usage("--to ADDR:PORT is required");
 	if (!a->m.chunk_given)
 		a->m.opts.chunk_size = SEND_DEFAULT_CHUNK;
 	if (optind >= argc)
-		return cli_fail("send", "no FILE to send (see --help)") + 1;
-	if (argc - optind > (int)RDMIG_IMGS_MAX_BLOCKS) {
-		snprintf(err, sizeof(err), "%d files: at most %u blocks per migration",
-			 argc - optind, RDMIG_IMGS_MAX_BLOCKS);
-		return cli_fail("send", err) + 1;
-	}
+		return cli_usage("no FILE to send");
+	if (argc - optind > (int)RDMIG_IMGS_MAX_BLOCKS)
+		return cli_usage("%d files: at most %u blocks per migration", argc - optind,
+				 RDMIG_IMGS_MAX_BLOCKS);
 	if ((r = mig_parse_to(to, a->host, sizeof(a->host), a->port, sizeof(a->port))))
 		return r;
 	a->files = argv + optind;
@@ -199,11 +205,12 @@ static int send_spans(struct send_state *s, uint32_t b, uint64_t off, uint64_t n
 {
 	for (uint64_t at = off; at < off + n;) {
 		uint64_t end = ((at >> SPAN_SHIFT) + 1) << SPAN_SHIFT;
+		int ret;
 
 		if (end > off + n)
 			end = off + n;
-		if (send_pages(s, b, at, end - at))
-			return -1;
+		if ((ret = send_pages(s, b, at, end - at)))
+			return ret;
 		if ((s->pin_all || !(end & ((1ull << RECORD_SHIFT) - 1))) &&
 		    spans_handed(s, s->in.desc[b].first_span + (end >> SPAN_SHIFT)))
 			return -1;
@@ -228,8 +235,9 @@ static int send_block(struct send_state *s, uint32_t b)
 			ret = rdmig_source_write(s->src, b, off, n);
 		else
 			ret = send_spans(s, b, off, n);
-		if (ret ||
-		    spans_handed(s, s->in.desc[b].first_span + ((off + n) >> SPAN_SHIFT)))
+		if (ret)
+			return ret; /* the library's code, for the failure's name */
+		if (spans_handed(s, s->in.desc[b].first_span + ((off + n) >> SPAN_SHIFT)))
 			return -1;
 		s->done += n;
 		mig_progress(&s->prog, s->done);
@@ -250,8 +258,8 @@ static int start_hashing(struct send_state *s)
 	}
 	for (int i = 0; i < s->a.nfiles; i++)
 		mems[i] = s->in.f[i].map;
-	ret = rdmig_verify_start(&s->vf, s->a.verify, 0, s->in.desc, (uint32_t)s->a.nfiles,
-				 SPAN_SHIFT, mems, true, NULL, NULL, s->err, sizeof(s->err));
+	ret = rdmig_verify_start(&s->vf, s->a.verify, cli_hash_threads(), s->in.desc,
+				 (uint32_t)s->a.nfiles, SPAN_SHIFT, mems, true, NULL, NULL, s->err, sizeof(s->err));
 	free(mems);
 	return ret;
 }
@@ -308,14 +316,15 @@ static int check_memlock(struct send_state *s, bool pin_all, const char *device)
 }
 
 /* Files pinned whole go in pieces, one thread each: the library's choice
- * (0: one per CPU, at most 8), or RDMIG_REGISTER_THREADS's, as
- * RDMIG_HASH_THREADS says how many threads hash. */
+ * (0: one per CPU, at most 8), or RDMIG_REGISTER_THREADS's (checked by
+ * cli_env_threads before the run), as RDMIG_HASH_THREADS says how many
+ * threads hash. */
 static unsigned register_threads(void)
 {
-	const char *env = getenv("RDMIG_REGISTER_THREADS");
-	long n = env && *env ? strtol(env, NULL, 10) : 0;
+	unsigned n = 0;
 
-	return n < 0 ? 1 : n > 8 ? 8 : (unsigned)n;
+	cli_env_threads("RDMIG_REGISTER_THREADS", &n);
+	return n;
 }
 
 /* Whether our blocks may be pinned whole (rdmig_source_set_pin_local). */
@@ -337,11 +346,13 @@ static int migrate(struct send_state *s)
 
 	if (early < 0)
 		return -1;
+	cli_phase("connect");
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
 	s->t_start = rdmig_monotonic_seconds(); /* the transfer: connect .. end of iteration */
 	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)))
 		return ret;
+	cli_phase("migrate");
 	rdmig_conn_caps(s->conn, &caps);
 	s->pin_all = caps.flags & RDMIG_CAP_PIN_ALL;
 	if (early == 1 &&
@@ -352,10 +363,10 @@ static int migrate(struct send_state *s)
 	/* our files registered whole at setup, not a chunk at a time between
 	 * the writes, when the limit lets us pin them all */
 	s->pin_local = pin_local_fits(s, rdmig_conn_device(s->conn));
-	if (s->pin_local && rdmig_source_set_pin_local(s->src, 1))
-		return -1;
-	if (rdmig_source_set_register_threads(s->src, register_threads()))
-		return -1;
+	if (s->pin_local && (ret = rdmig_source_set_pin_local(s->src, 1)))
+		return ret;
+	if ((ret = rdmig_source_set_register_threads(s->src, register_threads())))
+		return ret;
 	/* the header goes first, as QEMU's block list does: the destination
 	 * needs it to allocate its blocks before RAM_BLOCKS_REQUEST */
 	if ((ret = write_stream_part(s, 0)) || (ret = rdmig_source_setup(s->src)))
@@ -365,16 +376,17 @@ static int migrate(struct send_state *s)
 	 * in line (a SIGINT or a dying peer meets a migration, not a finished one) */
 	if (start_hashing(s))
 		return -1;
-	if ((caps.flags & RDMIG_CAP_PIN_ALL) && rdmig_source_set_keep_alive(s->src, KEEP_ALIVE_MS))
-		return -1;
+	if ((caps.flags & RDMIG_CAP_PIN_ALL) &&
+	    (ret = rdmig_source_set_keep_alive(s->src, KEEP_ALIVE_MS)))
+		return ret;
 	/* blocks go chunk after chunk: the next chunk's registration can
 	 * overlap this one's writes */
-	if (rdmig_source_set_lookahead(s->src, 1))
-		return -1;
-	mig_progress_start(&s->prog, "send", s->in.total);
+	if ((ret = rdmig_source_set_lookahead(s->src, 1)))
+		return ret;
+	mig_progress_start(&s->prog, s->a.m.progress, "send", s->in.total);
 	for (uint32_t b = 0; b < (uint32_t)s->a.nfiles; b++)
-		if (send_block(s, b))
-			return -1;
+		if ((ret = send_block(s, b)))
+			return ret;
 	if ((ret = rdmig_source_end_iteration(s->src)) || (ret = finish_hashing(s)))
 		return ret;
 	s->t_end = rdmig_monotonic_seconds(); /* the data and its digests are ready */
@@ -403,9 +415,8 @@ static struct json_object *json_blocks(const struct send_state *s)
 static void print_json(const struct send_state *s, const struct rdmig_engine_stats *st)
 {
 	double secs = s->t_end - s->t_start;
-	struct json_object *o = cj_object();
+	struct json_object *o = cj_summary();
 
-	cj_str(o, "command", "send");
 	mig_json_destination(o, s->a.host, s->a.port, s->conn);
 	cj_add(o, "blocks", json_blocks(s));
 	cj_u64(o, "bytes_total", s->in.total);
@@ -426,7 +437,7 @@ static void print_json(const struct send_state *s, const struct rdmig_engine_sta
 	cj_bool(o, "pin_local", s->pin_local);
 	cj_u64(o, "chunks_registered", st->chunks_registered);
 	mig_json_conn(o, s->conn);
-	cj_print(o);
+	cj_summary_print(o);
 }
 
 static void print_human(const struct send_state *s, const struct rdmig_engine_stats *st)
@@ -487,7 +498,7 @@ static int send_cancelled(struct send_state *s)
 	told = cli_cancel_tell_peer(s->conn);
 	snprintf(msg, sizeof(msg), "interrupted by %s: migration aborted%s", cli_cancel_name(),
 		 told ? "; the destination was told" : "");
-	cli_fail("send", msg);
+	cli_fail_code("send", "interrupted", msg);
 	return cli_cancel_status();
 }
 
@@ -503,7 +514,7 @@ static int send_failed(struct send_state *s, int ret)
 	snprintf(msg, sizeof(msg), "%s%s", send_errmsg(s, ret),
 		 ret == RDMIG_EREJECTED ? " (a destination started with --allow rejects the "
 					  "sources it does not list)" : "");
-	return cli_fail("send", msg);
+	return s->err[0] ? cli_fail("send", msg) : cli_fail_lib("send", ret, msg);
 }
 
 static void cleanup(struct send_state *s)
@@ -526,16 +537,19 @@ int cmd_send(int argc, char **argv)
 	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	int ret;
 
+	cli_run_begin("send", "files", "send", argc, argv);
 	memset(&s, 0, sizeof(s));
 	if ((ret = parse_send_args(argc, argv, &s.a)))
 		return ret == 1 ? 0 : ret;
+	if ((ret = cli_env_check()))
+		return ret;
+	cli_phase("setup");
 	/* a bad block name is a usage error (2); a file we cannot read is not (1) */
 	if (send_files_name(&s.in, s.a.files, s.a.nfiles, s.err, sizeof(s.err)))
-		ret = 2;
+		ret = cli_usage("%s", s.err);
 	else if (send_files_map(&s.in, s.err, sizeof(s.err)))
-		ret = 1;
+		ret = cli_fail("send", s.err);
 	if (ret) {
-		cli_fail("send", s.err);
 		cleanup(&s);
 		return ret;
 	}

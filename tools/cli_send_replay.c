@@ -70,7 +70,7 @@ static void replay_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig send --qemu-replay DIR --to ADDR:PORT [--pin-all]\n"
 		   "                  [--inline auto|0|N] [--json] [--timeout S]\n"
-		   "                  [--chunk-size SIZE] [-v]\n"
+		   "                  [--chunk-size SIZE] [--progress auto|human|json|none] [-v]\n"
 		   "Replays a migration recorded by 'rdmig recv --qemu --out DIR' into a QEMU\n"
 		   "started with the recorded machine configuration and -incoming rdma:ADDR:PORT.\n"
 		   "  --pin-all      ask QEMU to register all its memory up front\n"
@@ -79,7 +79,9 @@ static void replay_usage(FILE *f)
 		   "                 default 1M); QEMU must be set to the same\n"
 		   "  --timeout S    limit of every wait, in seconds (0: none; default 10)\n"
 		   "  --json         one JSON object on stdout instead of the summary\n"
-		   "  -v, -vv        the library's notes / debug log on stderr\n");
+		   "  --progress M   as for send: auto, human, json or none\n"
+		   "  -v, --verbose  the library's notes on stderr; -vv adds its debug log\n"
+		   "  -h, --help     this help\n");
 }
 
 static int parse_replay_args(int argc, char **argv, struct replay_args *a)
@@ -87,27 +89,32 @@ static int parse_replay_args(int argc, char **argv, struct replay_args *a)
 	static const struct option longopts[] = {
 		{"qemu-replay", required_argument, NULL, 'R'},
 		{"to", required_argument, NULL, 't'},
+		MIG_PROGRESS_OPTION,
 		MIG_COMMON_OPTIONS,
 		{NULL, 0, NULL, 0}};
 	const char *to = NULL;
 	int c, r;
 
 	mig_common_init(&a->m);
-	while ((c = getopt_long(argc, argv, "t:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
+	if (cli_wants_help(argc, argv)) {
+		replay_usage(stdout);
+		return 1;
+	}
+	while ((c = getopt_long(argc, argv, ":t:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
 		if (c == 'R')
 			a->dir = optarg;
 		else if (c == 't')
 			to = optarg;
-		else if ((r = mig_other_option(&a->m, "send", c, optarg, replay_usage)))
+		else if ((r = mig_other_option(&a->m, c, optarg, argv, replay_usage)))
 			return r;
 	}
 	if (!a->dir || !*a->dir)
-		return cli_fail("send", "--qemu-replay needs the record's directory") + 1;
+		return cli_usage("--qemu-replay needs the record's directory");
 	if (!to)
-		return cli_fail("send", "--to ADDR:PORT is required (see --help)") + 1;
+		return cli_usage("--to ADDR:PORT is required");
 	if (optind < argc)
-		return cli_fail("send", "--qemu-replay takes no FILE arguments: the images come "
-					"from the record's directory") + 1;
+		return cli_usage("unexpected argument '%s': the images come from the record's "
+				 "directory", argv[optind]);
 	return mig_parse_to(to, a->host, sizeof(a->host), a->port, sizeof(a->port));
 }
 
@@ -252,13 +259,16 @@ static int replay(struct replay_state *s)
 {
 	int ret;
 
+	cli_phase("connect");
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
 	s->t_start = rdmig_monotonic_seconds();
-	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)) ||
-	    (ret = rdmig_source_create(s->conn, s->blocks, s->rec.nblocks, &s->src)))
+	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)))
 		return ret;
-	mig_progress_start(&s->prog, "replay", s->rec.ram_bytes);
+	cli_phase("migrate");
+	if ((ret = rdmig_source_create(s->conn, s->blocks, s->rec.nblocks, &s->src)))
+		return ret;
+	mig_progress_start(&s->prog, s->a.m.progress, "replay", s->rec.ram_bytes);
 	for (s->phase = 0; s->phase < s->rec.nphases; s->phase++) {
 		const struct rdmig_rr_phase *ph = &s->rec.phases[s->phase];
 		if ((ret = send_stream_to(s, ph->offset)))
@@ -275,20 +285,34 @@ static int replay(struct replay_state *s)
 
 /* ------------------------------------------------------------ output -- */
 
+/* The record's blocks, as send and recv list theirs. */
+static struct json_object *json_blocks(const struct replay_state *s)
+{
+	struct json_object *arr = cj_array();
+
+	for (uint32_t i = 0; i < s->rec.nblocks; i++) {
+		struct json_object *b = cj_object();
+
+		cj_str(b, "name", s->rec.blocks[i].name);
+		cj_str(b, "file", s->rec.blocks[i].file);
+		cj_u64(b, "length", s->rec.blocks[i].length);
+		cj_push(arr, b);
+	}
+	return arr;
+}
+
 static void print_json(const struct replay_state *s, const struct rdmig_engine_stats *st)
 {
 	double secs = s->t_end - s->t_start;
-	struct json_object *o = cj_object();
+	struct json_object *o = cj_summary();
 
-	cj_str(o, "command", "send");
-	cj_str(o, "mode", "qemu-replay");
 	cj_str(o, "record", s->a.dir);
 	cj_str(o, "machine", s->rec.machine);
 	mig_json_destination(o, s->a.host, s->a.port, s->conn);
 	cj_bool(o, "recorded_pin_all", s->rec.pin_all);
-	cj_u64(o, "blocks", s->rec.nblocks);
+	cj_add(o, "blocks", json_blocks(s));
 	cj_u64(o, "phases", s->rec.nphases);
-	cj_u64(o, "ram_bytes", s->rec.ram_bytes);
+	cj_u64(o, "bytes_total", s->rec.ram_bytes);
 	cj_u64(o, "stream_bytes", st->stream_bytes);
 	cj_u64(o, "bytes_written", st->bytes_written);
 	cj_u64(o, "bytes_compressed", st->bytes_compressed);
@@ -297,7 +321,7 @@ static void print_json(const struct replay_state *s, const struct rdmig_engine_s
 	mig_json_register(o, st);
 	cj_fixed(o, "seconds", secs, 6);
 	mig_json_conn(o, s->conn);
-	cj_print(o);
+	cj_summary_print(o);
 }
 
 static void print_human(const struct replay_state *s, const struct rdmig_engine_stats *st)
@@ -340,7 +364,7 @@ static void report_failure(struct replay_state *s, int ret)
 	if (ret == RDMIG_EPEER || ret == RDMIG_EDISCONNECTED || ret == RDMIG_ECOMPLETION)
 		strncat(msg, " (QEMU gave up on the migration; its own log says why)",
 			sizeof(msg) - strlen(msg) - 1);
-	cli_fail("send", msg);
+	cli_fail_lib("send", ret, msg);
 }
 
 /* SIGINT or SIGTERM: tell QEMU (it then fails the incoming migration
@@ -353,7 +377,7 @@ static int replay_cancelled(struct replay_state *s)
 	told = cli_cancel_tell_peer(s->conn);
 	snprintf(msg, sizeof(msg), "interrupted by %s in phase %u: replay aborted%s",
 		 cli_cancel_name(), s->phase, told ? "; QEMU was told" : "");
-	cli_fail("send", msg);
+	cli_fail_code("send", "interrupted", msg);
 	return cli_cancel_status();
 }
 
@@ -381,6 +405,7 @@ int cmd_send_replay(int argc, char **argv)
 	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	int ret;
 
+	cli_run_begin("send", "qemu-replay", "send --qemu-replay", argc, argv);
 	memset(&s, 0, sizeof(s));
 	s.dir.fd = s.stream_fd = -1;
 	if ((ret = parse_replay_args(argc, argv, &s.a)))
@@ -389,6 +414,7 @@ int cmd_send_replay(int argc, char **argv)
 		cli_fail("send", "cannot catch SIGINT and SIGTERM");
 		return 1;
 	}
+	cli_phase("setup");
 	if (read_record(&s) || (ret = read_inputs(&s))) {
 		if (ret == -2) {
 			cli_fail("send", "interrupted while reading the record's images");

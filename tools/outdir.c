@@ -38,7 +38,8 @@ int out_dir_open(struct out_dir *d, const char *path, bool force, char *err, siz
 	d->path = path;
 	d->force = force;
 	d->fd = -1;
-	if (cli_make_dir(path, err, errlen))
+	d->made = 0;
+	if (cli_make_dir(path, &d->made, err, errlen))
 		return -1;
 	if ((d->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(d->fd, &st)) {
 		snprintf(err, errlen, "cannot open --out %.600s: %s", path, strerror(errno));
@@ -52,6 +53,13 @@ void out_dir_close(struct out_dir *d)
 	if (d->fd >= 0)
 		close(d->fd);
 	d->fd = -1;
+}
+
+void out_dir_remove_made(struct out_dir *d)
+{
+	if (d->path)
+		cli_remove_made(d->path, d->made);
+	d->made = 0;
 }
 
 uint64_t out_dir_free(const struct out_dir *d)

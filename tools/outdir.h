@@ -30,6 +30,7 @@ struct out_dir {
 	const char *path; /* as given, for messages */
 	int fd;           /* O_DIRECTORY descriptor of DIR, -1 when closed */
 	bool force;       /* existing outputs are replaced (by rename) */
+	size_t made;      /* path's leading part out_dir_open created (0: none) */
 };
 
 enum { OUT_NONE, OUT_TEMP, OUT_LINKED, OUT_RENAMED };
@@ -46,6 +47,9 @@ struct out_file {
 /* mkdir -p DIR, open it and check who may write into it; -1 with err. */
 int out_dir_open(struct out_dir *d, const char *path, bool force, char *err, size_t errlen);
 void out_dir_close(struct out_dir *d);
+/* A run that failed: remove the directories out_dir_open created, if
+ * they are empty (what it found stays). */
+void out_dir_remove_made(struct out_dir *d);
 /* The bytes DIR's file system has free for the unprivileged (UINT64_MAX
  * when it cannot say). */
 uint64_t out_dir_free(const struct out_dir *d);

@@ -23,7 +23,7 @@ static const struct command commands[] = {
 static const struct command modes[] = {
 	{"recv --qemu", NULL, "be the destination of a real QEMU and record its migration"},
 	{"send --qemu-replay", NULL, "replay a 'recv --qemu' record into a real QEMU destination"},
-	{"version", NULL, "print the version (also --version)"},
+	{"version", NULL, "print the version (also --version, -V)"},
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -34,23 +34,37 @@ static void usage(FILE *f)
 		fprintf(f, "  %-18s %s\n", commands[i].name, commands[i].summary);
 	for (size_t i = 0; i < NMODES; i++)
 		fprintf(f, "  %-18s %s\n", modes[i].name, modes[i].summary);
-	fprintf(f, "\nman rdmig for every option, exit status and example.\n");
+	fprintf(f, "\nman rdmig for every option, exit status and example; man rdmig-json for\n"
+		   "the objects --json prints.\n");
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	int status;
+
+	if (argc < 2) {
+		fprintf(stderr, "rdmig: a command is needed: probe, pong, ping, send, recv or "
+				"version (see rdmig --help)\n");
+		return 2;
 	}
-	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
+	    !strcmp(argv[1], "version")) {
 		printf("rdmig %s\n", RDMIG_VERSION_STRING);
 		return 0;
 	}
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "rdmig: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		status = commands[i].run(argc - 1, argv + 1);
+		/* a failure that printed no JSON object yet prints it now */
+		cli_run_end(status);
+		return status;
+	}
+	fprintf(stderr, "rdmig: unknown %s '%s' (see rdmig --help)\n",
+		argv[1][0] == '-' ? "option" : "command", argv[1]);
 	return 2;
 }

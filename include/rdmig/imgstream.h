@@ -6,13 +6,24 @@
  * its span digest records, the digests (XXH3-128 from libxxhash, SHA-256
  * from libcrypto), a pool of hashing threads, and span verification on
  * both ends.  Part 1 is rdmig/qemu.h.  Link with `pkg-config --libs
- * rdmig-stream` (librdmig-stream, on top of librdmig).
+ * rdmig-stream` (librdmig-stream, which needs neither librdmig nor verbs).
  *
  * Conventions of the library:
  *   - Errors are returned, never printed: 0 or -1 with a message in the
- *     caller's err buffer (or the parser's, *_errmsg()); the hash pool
- *     returns -1 with errno.  The library never prints, never exits and
- *     opens no file: the caller reads and writes its files.
+ *     caller's err buffer (or the parser's, *_errmsg()), everywhere.  The
+ *     library never prints, never exits, opens no file and reads no
+ *     environment: the caller reads and writes its files, and passes its
+ *     settings in.  Not librdmig's negative codes, on purpose: this
+ *     library stands alone, so it cannot share librdmig's codes and
+ *     rdmig_strerror(); and what fails here is a byte stream's format or
+ *     an allocation, where a caller acts the same on every failure and
+ *     needs the message (which field, which byte, which block), not a
+ *     class of error to branch on.
+ *   - Lifecycles: a struct of the caller's memory is filled by *_init (or
+ *     by the call that produces it: rdmig_rr_parse, rdmig_verify_start)
+ *     and emptied by *_free; the one object the library allocates, the
+ *     hash pool, has rdmig_hash_pool_create and rdmig_hash_pool_destroy,
+ *     as librdmig's handles have.
  *   - Names are rdmig_<module>_* and RDMIG_<MODULE>_*; the structs are
  *     the caller's memory (declared here to be embedded) and their fields
  *     marked internal are not to be touched.  Unlike librdmig's, these
@@ -271,11 +282,11 @@ int rdmig_imgs_file_names(const struct rdmig_imgs_block *blocks, uint32_t n, con
  * the rest is still arriving.
  *
  *   struct rdmig_hash_job jobs[n] = {{p0, len0, out0}, ...};   (outlive the pool)
- *   rdmig_hash_pool_start(RDMIG_DIGEST_XXH3_128, 0, jobs, n, &pool);
- *   rdmig_hash_pool_release(pool, k);     jobs [0, k) may run now (k only grows)
- *   rdmig_hash_pool_done(pool);           how many jobs, from the first, are done
- *   rdmig_hash_pool_wait(pool, k, 0.01);  wait up to 10 ms for the first k
- *   rdmig_hash_pool_finish(pool, false);  join; the seconds the threads hashed
+ *   rdmig_hash_pool_create(RDMIG_DIGEST_XXH3_128, 0, jobs, n, &pool, err, sizeof(err));
+ *   rdmig_hash_pool_release(pool, k);      jobs [0, k) may run now (k only grows)
+ *   rdmig_hash_pool_done(pool);            how many jobs, from the first, are done
+ *   rdmig_hash_pool_wait(pool, k, 0.01);   wait up to 10 ms for the first k
+ *   rdmig_hash_pool_destroy(pool, false);  join, free; the seconds the threads hashed
  *
  * Jobs run in order of their index, each on one thread.  The threads
  * block SIGINT and SIGTERM: the caller's thread takes them.
@@ -295,14 +306,15 @@ typedef void (*rdmig_hash_after_fn)(void *ctx, const struct rdmig_hash_job *job)
 
 struct rdmig_hash_pool;
 
-/* The threads to use when the caller says 0: RDMIG_HASH_THREADS from the
- * environment if set (a tuning knob for benchmarks), else one per online
- * CPU; 1 to 8. */
+/* The threads to use when the caller says 0: one per online CPU, 1 to 8.
+ * The library reads no environment: a caller with its own knob (rdmig's
+ * RDMIG_HASH_THREADS) passes the number it wants. */
 unsigned rdmig_hash_pool_default_threads(void);
 
-/* 0, or -1 with errno (no thread could be started; none runs then). */
-int rdmig_hash_pool_start(enum rdmig_digest_alg alg, unsigned threads, struct rdmig_hash_job *jobs,
-			  size_t njobs, struct rdmig_hash_pool **out);
+/* 0, or -1 with a message in err (out of memory, or no thread could be
+ * started; none runs then, and *out is NULL). */
+int rdmig_hash_pool_create(enum rdmig_digest_alg alg, unsigned threads, struct rdmig_hash_job *jobs,
+			  size_t njobs, struct rdmig_hash_pool **out, char *err, size_t errlen);
 unsigned rdmig_hash_pool_threads(const struct rdmig_hash_pool *p);
 /* Run after() for every job from now on: call before the first release. */
 void rdmig_hash_pool_set_after(struct rdmig_hash_pool *p, rdmig_hash_after_fn after, void *ctx);
@@ -313,7 +325,7 @@ bool rdmig_hash_pool_wait(struct rdmig_hash_pool *p, size_t upto, double timeout
 /* Join the threads (after their current job when STOP, else after all the
  * released ones) and free the pool; the seconds spent hashing, summed over
  * the threads.  NULL: 0. */
-double rdmig_hash_pool_finish(struct rdmig_hash_pool *p, bool stop);
+double rdmig_hash_pool_destroy(struct rdmig_hash_pool *p, bool stop);
 
 /*
  * Verification - span digests of `rdmig send` and their checks in `rdmig recv`

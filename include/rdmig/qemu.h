@@ -5,12 +5,14 @@
  * row of `info ramblock`), the recorder of `rdmig recv --qemu`, and the
  * reader and replay planner of its record for `rdmig send --qemu-replay`.
  * Part 2 is rdmig/imgstream.h.  Link with `pkg-config --libs rdmig-stream`
- * (librdmig-stream, on top of librdmig).
+ * (librdmig-stream, which needs neither librdmig nor verbs).
  *
- * Conventions: errors are returned, never printed (0, or -1 with a
+ * Conventions (those of rdmig/imgstream.h, which says why they are not
+ * librdmig's): errors are returned, never printed (0, or -1 with a
  * message: rdmig_qs_errmsg() or the caller's err buffer); the library
  * never prints, never exits and opens no file (the caller feeds the
  * stream, reads the record, and opens the one the recorder writes into).
+ * Lifecycles are *_init and *_free (rdmig_rr_parse and rdmig_rr_free).
  * Names are rdmig_qs_* (the stream), rdmig_qrec_* (the recorder) and
  * rdmig_rr_* (reading a record); fields marked internal are not to be
  * touched, and these structs are not extensible (a change is a new

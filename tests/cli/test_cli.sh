@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # test_cli.sh RDMIG VERSION - the command line of the tool that needs no RDMA
-# device: --version, the top-level help, and the hints rdmig gives on a host
-# without RDMA.  Prints "N passed, N failed"; exits non-zero on a failure.
+# device: --version, the help, usage errors (one line, exit 2), and the hints
+# and failures rdmig gives on a host without RDMA.  Prints "N passed, N failed"; exits non-zero on a failure.
 set -u
 RDMIG=${1:?usage: test_cli.sh RDMIG VERSION}
 VERSION=${2:?usage: test_cli.sh RDMIG VERSION}
@@ -29,22 +29,82 @@ run() {
 }
 has() { grep -qF -- "$1" "$OUT"; }
 
-for v in --version version; do
+for v in --version version -V; do
 	run 0 "$v" && { [ "$(cat "$OUT")" = "rdmig $VERSION" ] && ok "rdmig $v" ||
 		bad "rdmig $v: expected 'rdmig $VERSION'"; }
 done
 
 run 0 --help && { has "recv --qemu" && has "send --qemu-replay" && has "version" &&
 	ok "rdmig --help lists the QEMU modes and version" || bad "rdmig --help misses a mode"; }
-run 2 && { has "usage: rdmig COMMAND" && ok "rdmig alone: usage, exit 2" || bad "no usage"; }
-run 2 no-such-command && ok "an unknown command exits 2"
+# one_line: $OUT is exactly one "rdmig: ..." line that points to --help
+one_line() { [ "$(wc -l <"$OUT")" = 1 ] && grep -q '^rdmig: .*(see rdmig .*--help)$' "$OUT"; }
+# usage_error ARGS...: exit 2, one line pointing to --help (issue 32)
+usage_error() {
+	run 2 "$@" && { one_line && ok "rdmig $*: a usage error, one line" ||
+		bad "rdmig $*: not one 'rdmig: ... --help' line"; }
+}
+usage_error
+usage_error no-such-command
+usage_error --bogus
+usage_error send --bogus --to 127.0.0.1:9 "$IMG"
+usage_error send --to
+usage_error send --to 127.0.0.1:0 "$IMG"
+usage_error send --to 127.0.0.1:9
+usage_error send --to 127.0.0.1:9 --timeout 5x "$IMG"
+usage_error send --to 127.0.0.1:9 --timeout ' 5' "$IMG"
+usage_error send --to 127.0.0.1:9 --chunk-size 3M "$IMG"
+usage_error send --to 127.0.0.1:9 --inline +16 "$IMG"
+usage_error send --to 127.0.0.1:9 --verify md5 "$IMG"
+usage_error send --to 127.0.0.1:9 --json=1 "$IMG"
+usage_error send --to 127.0.0.1:9 --progress yes "$IMG"
+usage_error recv --listen :4444 --out /nonexistent-rdmig-dir --progress
+usage_error send --qemu-replay
+usage_error send --qemu-replay /nonexistent --to 127.0.0.1:9 extra
+usage_error recv --listen :4444
+usage_error recv --out /nonexistent-rdmig-dir
+usage_error recv --listen :4444 --out /nonexistent-rdmig-dir --max-total 5x
+usage_error recv --listen :4444 --out /nonexistent-rdmig-dir --allow 10.0.0.0/+8
+usage_error recv --listen :4444 --out /nonexistent-rdmig-dir --verify maybe
+usage_error recv --listen :4444 --out /nonexistent-rdmig-dir operand
+usage_error recv --qemu --listen :4444 --out /nonexistent-rdmig-dir --max-total 0
+usage_error probe --bogus
+usage_error probe --inline 2000
+usage_error probe operand
+for c in ping pong; do
+	[ $c = ping ] && a=--to || a=--listen
+	usage_error "$c" "$a" 127.0.0.1:9 --bogus
+	usage_error "$c" "$a" 127.0.0.1:9 -T abc
+	usage_error "$c" "$a" 127.0.0.1:9 --timeout 5x
+	usage_error "$c"
+done
+usage_error ping --to 127.0.0.1:9 -n abc
+usage_error ping --to 127.0.0.1:9 -n 5x
+usage_error ping --to 127.0.0.1:9 -n 0
+usage_error pong --listen :9 -n 5
+RDMIG_HASH_THREADS=9x usage_error send --to 127.0.0.1:9 "$IMG"
+RDMIG_REGISTER_THREADS=0 usage_error send --to 127.0.0.1:9 "$IMG"
+RDMIG_HASH_THREADS=abc usage_error recv --listen :4444 --out /nonexistent-rdmig-dir
 for c in send recv probe ping pong; do
 	run 0 "$c" --help && { has "usage: rdmig $c" && ok "rdmig $c --help" || bad "$c --help"; }
 done
 run 0 recv --qemu --help && { has "--ramblocks" && ok "rdmig recv --qemu --help" || bad "no --ramblocks"; }
 run 0 send --qemu-replay x --help && { has "--qemu-replay DIR" && ok "rdmig send --qemu-replay --help" ||
 	bad "send --qemu-replay --help"; }
+# --help anywhere, even where an option's value would be (issue 32)
+for args in "send --qemu-replay --help" "send --to --help" "recv --out --help" "ping -n --help" \
+	"send --bogus --help" "probe --device -h"; do
+	# shellcheck disable=SC2086
+	run 0 $args && { has "usage: rdmig" && ok "rdmig $args: the help" || bad "rdmig $args: no help"; }
+done
 run 2 send && ok "send without --to: a usage error (2)"
+# a usage error under --json: the one line on stderr, one object on stdout
+if "$RDMIG" send --json --bogus >"$OUT" 2>/dev/null; then
+	bad "send --json --bogus succeeded"
+else
+	grep -q '"ok": false, "phase": "options", "error": { "code": "usage", ' "$OUT" &&
+		[ "$(wc -l <"$OUT")" = 1 ] && ok "send --json --bogus: one failure object" ||
+		bad "send --json --bogus: no failure object on stdout"
+fi
 
 # Only meaningful where there is no RDMA device at all.
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
@@ -61,29 +121,44 @@ if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 		has "rdmig: hint:" && ok "rdmig send without a device: a hint" ||
 			bad "rdmig send: no hint"
 	fi
-	if "$RDMIG" probe --json >"$OUT" 2>/dev/null || [ -s "$OUT" ]; then
-		bad "rdmig probe --json without a device: expected a failure and nothing on stdout"
+	if "$RDMIG" probe --json >"$OUT" 2>/dev/null; then
+		bad "rdmig probe --json succeeded without an RDMA device"
 	else
-		ok "rdmig probe --json without a device: no partial JSON"
+		[ "$(wc -l <"$OUT")" = 1 ] && grep -q '"ok": false, "phase": "probe", "error": ' "$OUT" &&
+			ok "rdmig probe --json without a device: one failure object" ||
+			bad "rdmig probe --json without a device: not one failure object"
 	fi
+	# a recv that fails leaves nothing, not even the --out it made (recv
+	# --qemu keeps record.txt once it listens: it says why)
+	d=$(mktemp -d)
+	"$RDMIG" recv --listen 127.0.0.1:9 --out "$d/new/out" --timeout 1 >/dev/null 2>&1
+	[ -z "$(ls -A "$d")" ] && ok "recv failing before a source: no --out left" ||
+		bad "recv failing before a source left $(ls -A "$d")"
+	rm -rf "$d"
+	# with -v, the error is printed once
+	"$RDMIG" send -v --to 127.0.0.1:9 --timeout 1 "$IMG" >"$OUT" 2>&1
+	[ "$(grep -c 'rdma_create_event_channel\|no RDMA device found (' "$OUT")" = 1 ] &&
+		[ "$(grep -c '^rdmig: send:' "$OUT")" = 1 ] && ok "send -v: the error once" ||
+		bad "send -v: the error is not printed exactly once"
 else
 	echo "skip: this host has RDMA devices ($(ls /sys/class/infiniband | tr '\n' ' '))"
-	# probe --json (issue 19): a JSON array, one object per device, each with
-	# the tool's version (written by json-c; checked by Python's parser).
+	# probe --json (issue 19): one object with the tool's version, its
+	# devices in an array (written by json-c; checked by Python's parser).
 	if ! command -v python3 >/dev/null; then
 		echo "skip: rdmig probe --json (no python3)"
 	elif "$RDMIG" probe --json >"$OUT" 2>/dev/null && python3 -c '
 import json, sys
-d = json.load(open(sys.argv[1]))
+o = json.load(open(sys.argv[1]))
+assert o["rdmig_version"] == sys.argv[2] and o["ok"] is True, o.get("rdmig_version")
+d = o["devices"]
 assert isinstance(d, list) and d, "not a non-empty array"
 for dev in d:
-    assert dev["rdmig_version"] == sys.argv[2], dev.get("rdmig_version")
     assert isinstance(dev["device"], str) and isinstance(dev["max_send_wr"], int)
     assert isinstance(dev["ladder"]["ok"], bool) and isinstance(dev["rows"], list)
 ' "$OUT" "$VERSION" >/dev/null 2>&1; then
 		ok "rdmig probe --json: valid JSON with rdmig_version"
 	else
-		bad "rdmig probe --json: not a JSON array of devices with rdmig_version $VERSION"
+		bad "rdmig probe --json: not an object with rdmig_version $VERSION and devices"
 	fi
 fi
 

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "rdmig.h"
+#include <rdmig/private.h>
 
 struct dev {
 	const char *name; /* "rxe0" */

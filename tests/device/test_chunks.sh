@@ -143,8 +143,8 @@ case_shapes() {
 				check "$c dynamic: zero ranges went as COMPRESS" \
 					[ "$(json_num "$WORK/$tag.send.json" bytes_compressed)" -gt 0 ]
 			fi
-			echo "# $DEVICE $c $mode: register_round_trips" \
-				"$(json_num "$WORK/$tag.send.json" register_round_trips)," \
+			echo "# $DEVICE $c $mode: register_requests" \
+				"$(json_num "$WORK/$tag.send.json" register_requests)," \
 				"compressed $(json_num "$WORK/$tag.send.json" bytes_compressed)," \
 				"$(json_num "$WORK/$tag.send.json" seconds) s"
 			rm -rf "$out"
@@ -177,14 +177,14 @@ case_round_trips() {
 		out=$WORK/$tag.out
 		run "$tag" "$out" "$c" "$flags" "$in"
 		checks "$tag" "$RT_MIB MiB at $c $mode" "$out" "$in"
-		echo "# timing $DEVICE ${RT_MIB}MiB chunk=$c $mode: register_round_trips" \
-			"$(json_num "$WORK/$tag.send.json" register_round_trips)," \
+		echo "# timing $DEVICE ${RT_MIB}MiB chunk=$c $mode: register_requests" \
+			"$(json_num "$WORK/$tag.send.json" register_requests)," \
 			"send $(json_num "$WORK/$tag.send.json" seconds) s," \
 			"$(json_num "$WORK/$tag.send.json" throughput_MBps) MB/s"
 		rm -rf "$out"
 	done
-	rt1=$(json_num "$WORK/1M.dynamic.send.json" register_round_trips)
-	rt32=$(json_num "$WORK/32M.dynamic.send.json" register_round_trips)
+	rt1=$(json_num "$WORK/1M.dynamic.send.json" register_requests)
+	rt32=$(json_num "$WORK/32M.dynamic.send.json" register_requests)
 	check "$RT_MIB MiB: 1M takes $rt1 round trips, 32M $rt32: at least 16x fewer" \
 		sixteen_times_fewer "$rt1" "$rt32"
 	# send's lookahead: chunk 1's request goes while chunk 0 is written

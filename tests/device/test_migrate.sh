@@ -69,10 +69,15 @@ json_num() {
 	grep -o "\"$2\": [0-9.]*" "$1" 2>/dev/null | head -n1 | sed 's/.*: //'
 }
 # Every --json output of the case is one valid JSON object: one jq (or
-# python3, which takes seconds to start in the guest) for all of them.
+# python3, which takes seconds to start in the guest) for all of them; and
+# each matches its schema, rdmig-json(7) (one python3 for all of them:
+# tests/cli/check_json.py reads the man page's member lists).
 JSON_FILES=()
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
 check_json() {
 	[ ${#JSON_FILES[@]} -gt 0 ] || return 0
+	check "all ${#JSON_FILES[@]} --json outputs match rdmig-json(7)" \
+		python3 "$SRC/tests/cli/check_json.py" "$SRC/man/rdmig-json.7.scd" "${JSON_FILES[@]}"
 	if command -v jq >/dev/null; then
 		check "all ${#JSON_FILES[@]} --json outputs are valid JSON" \
 			jq -e -s 'all(.[]; type == "object")' "${JSON_FILES[@]}" >/dev/null
@@ -258,11 +263,11 @@ case_shapes() {
 	json=$WORK/shapes.send.json
 	if [ "$mode" = pin_all ]; then
 		check "pin-all was negotiated" grep -q '"pin_all": true' "$json"
-		check "no REGISTER round trips with pin-all" [ "$(json_num "$json" register_round_trips)" = 0 ]
+		check "no REGISTER round trips with pin-all" [ "$(json_num "$json" register_requests)" = 0 ]
 	else
 		check "dynamic registration" grep -q '"pin_all": false' "$json"
 		check "zero chunks went as COMPRESS" [ "$(json_num "$json" bytes_compressed)" -gt 0 ]
-		check "REGISTER round trips happened" [ "$(json_num "$json" register_round_trips)" -gt 0 ]
+		check "REGISTER round trips happened" [ "$(json_num "$json" register_requests)" -gt 0 ]
 	fi
 	check "zero pages were skipped" [ "$(json_num "$json" bytes_skipped_zero)" -gt 0 ]
 	check "the empty block has an empty output" empty_file "$out/empty.bin.img"
@@ -447,7 +452,7 @@ case_bad_input() {
 	run_bad "send two blocks of the same name" "would both be block" send --to "$IP:$PORT" "$f" "$f"
 	run_bad "send an empty block name" "name length 0" send --to "$IP:$PORT" "=$f"
 	run_bad "send with no file" "no FILE" send --to "$IP:$PORT"
-	run_bad "an unknown option" "usage:" send --bogus
+	run_bad "an unknown option" "unknown option '--bogus' (see rdmig send --help)" send --bogus
 
 	# nothing listens on this port: fail, and within the timeout
 	t0=$(now_ms)

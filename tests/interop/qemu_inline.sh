@@ -1,16 +1,17 @@
 #!/bin/bash
-# qemu_inline.sh - QEMU 10.0.2 with the project's series (qemu/*.patch:
+# qemu_inline.sh - QEMU 10.2.2 with the project's series (qemu/*.patch:
 # small control messages sent with IBV_SEND_INLINE) migrates over RDMA to
-# and from itself and Debian's stock 10.0.2, inside the test guest
-# (scripts/rdma-vm), where RDMAVM_RXE_IP and RDMAVM_SIW_IP are set.  A
-# missing patched or stock QEMU FAILS: never a skip.
+# and from itself, the stock 10.2.2 built from the same source, and
+# Debian's stock QEMU 11.1, inside the test guest (scripts/rdma-vm), where
+# RDMAVM_RXE_IP and RDMAVM_SIW_IP are set.  A missing patched or stock
+# QEMU FAILS: never a skip.
 #
 # Usage: tests/interop/qemu_inline.sh PATCHED_QEMU DEVICE [MODE]
 #   PATCHED_QEMU  auto, or the path scripts/qemu-inline prints (run it on the host
-#                 first: the guest sees the host read-only).  Debian's stock
-#                 10.0.2 is taken from the `stock` link beside the build
-#                 (PATCHED_QEMU/../../stock), or from $QEMU_STOCK_ROOT; its
-#                 usr/share/qemu is the firmware of both.
+#                 first: the guest sees the host read-only).  The stock
+#                 10.2.2 is the `stock` build linked beside it
+#                 (PATCHED_QEMU/../../stock), the firmware the `firmware`
+#                 link's usr/share/qemu; QEMU 11.1 is scripts/qemu-peer 11.1.
 #   DEVICE        rxe | siw
 #   MODE          all (default) or one of:
 #     dynamic     patched -> patched, dynamic registration
@@ -19,8 +20,16 @@
 #     from_stock  stock -> patched, dynamic
 #     to_stock_pin_all, from_stock_pin_all
 #                 the same with the rdma-pin-all capability
+#     to_11, from_11, to_11_pin_all, from_11_pin_all
+#                 patched <-> Debian's stock QEMU 11.1, both on the machine
+#                 type pc-i440fx-10.2 (dynamic, pin-all)
 #     off         patched -> patched with -global migration.x-rdma-inline=off
 #                 on both sides: nothing may go inline
+#     postfail    patched -> patched, both under an LD_PRELOAD shim whose
+#                 device rejects every inline post (EINVAL at
+#                 ibv_post_send, after granting inline data at QP
+#                 creation): each side falls back to copying once, turns
+#                 inline off for the connection, and the migration completes
 #     ladder      a device (an LD_PRELOAD shim) that refuses more than 20
 #                 bytes of inline data: the ladder ends at 16
 #     live        patched -> patched with a running guest (dirtier.S) that
@@ -49,7 +58,7 @@
 set -uo pipefail
 
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-	echo "usage: $0 PATCHED_QEMU DEVICE [all|dynamic|pin_all|to_stock|from_stock|off|ladder]" >&2
+	echo "usage: $0 PATCHED_QEMU DEVICE [all|MODE]" >&2
 	exit 2
 fi
 PATCHED=$1
@@ -64,7 +73,8 @@ MEM_MIB=64
 . "$HERE/interop_lib.sh"
 device_ip "$DEVICE" interop
 case $MODE in
-all | dynamic | pin_all | to_stock | from_stock | to_stock_pin_all | from_stock_pin_all | off | ladder | live) ;;
+all | dynamic | pin_all | to_stock | from_stock | to_stock_pin_all | from_stock_pin_all | \
+	to_11 | from_11 | to_11_pin_all | from_11_pin_all | off | ladder | postfail | live) ;;
 *) echo "FAIL - unknown mode '$MODE'"; exit 1 ;;
 esac
 
@@ -76,15 +86,27 @@ if [ "$PATCHED" = auto ]; then
 fi
 [ -x "$PATCHED" ] || { echo "FAIL - no patched QEMU at '$PATCHED': build it with scripts/qemu-inline"; exit 1; }
 PATCHED=$(cd "$(dirname "$PATCHED")" && pwd)/$(basename "$PATCHED")
-STOCK_ROOT=${QEMU_STOCK_ROOT:-$(dirname "$PATCHED")/../../stock}
-STOCK=$STOCK_ROOT/usr/bin/qemu-system-x86_64
-[ -x "$STOCK" ] && [ -d "$STOCK_ROOT/usr/share/qemu" ] ||
-	{ echo "FAIL - no stock QEMU 10.0.2 with its firmware under '$STOCK_ROOT' (scripts/qemu-inline links it)"; exit 1; }
-FIRMWARE=(-L "$STOCK_ROOT/usr/share/qemu" -L /usr/share/qemu -L /usr/share/seabios)
+OUT=$(dirname "$PATCHED")/../..
+STOCK=$OUT/stock/qemu-10.2.2/build/qemu-system-x86_64
+[ -x "$STOCK" ] || { echo "FAIL - no stock QEMU 10.2.2 at '$STOCK' (scripts/qemu-inline links it)"; exit 1; }
+[ -d "$OUT/firmware/usr/share/qemu" ] ||
+	{ echo "FAIL - no firmware under '$OUT/firmware' (scripts/qemu-inline links it)"; exit 1; }
+FIRMWARE=(-L "$OUT/firmware/usr/share/qemu" -L /usr/share/qemu -L /usr/share/seabios)
+# the machine type both ends must have: -M pc is pc-i440fx-10.2 on 10.2.2
+# and pc-i440fx-11.1 on 11.1
+MACHINE=pc
+QEMU11=''
+case $MODE in
+*_11 | *_11_pin_all | all)
+	QEMU11=$("$HERE/../../scripts/qemu-peer" 11.1 2>/dev/null | tail -n1)
+	[ -x "$QEMU11" ] || { echo "FAIL - no QEMU 11.1: run scripts/qemu-peer 11.1 on the host first"; exit 1; }
+	;;
+esac
 "$PATCHED" -trace help 2>/dev/null | grep -q '^qemu_rdma_post_send_control_inline$' ||
 	{ echo "FAIL - $PATCHED has no qemu_rdma_post_send_control_inline trace event: not the patched QEMU"; exit 1; }
 echo "# patched: $("$PATCHED" --version | head -n1) ($PATCHED)"
 echo "# stock:   $("$STOCK" --version | head -n1)"
+[ -z "$QEMU11" ] || echo "# 11.1:    $("$QEMU11" --version | head -n1) ($QEMU11)"
 echo "# device $DEVICE ($IP), accel tcg"
 
 PORT=19800
@@ -106,7 +128,7 @@ trap cleanup EXIT
 vm() {
 	local tag=$1 bin=$2 ram=$3
 	shift 3
-	timeout 600 env ${PRELOAD:+LD_PRELOAD=$PRELOAD} "$bin" -M pc,memory-backend=pc.ram -m "$MEM_MIB" -nodefaults -no-user-config \
+	timeout 600 env ${PRELOAD:+LD_PRELOAD=$PRELOAD} "$bin" -M "$MACHINE,memory-backend=pc.ram" -m "$MEM_MIB" -nodefaults -no-user-config \
 		-display none -accel tcg "${FIRMWARE[@]}" -S \
 		-object "memory-backend-file,id=pc.ram,size=${MEM_MIB}M,mem-path=$ram,share=on" \
 		-qmp "unix:$WORK/$tag.qmp,server=on,wait=off" \
@@ -160,7 +182,7 @@ by_type() {
 }
 # granted TAG.SIDE: the inline size the QP was granted (the last QP's)
 granted() {
-	sed -n 's/.*qemu_rdma_alloc_qp_inline inline data asked \([0-9]*\) written back \([0-9]*\) granted \([0-9]*\) tries \([0-9]*\)$/\3/p' \
+	sed -n 's/.*qemu_rdma_alloc_qp_inline inline data asked \([0-9]*\) written back \([0-9]*\) granted \([0-9]*\) send SGEs [0-9]* tries \([0-9]*\)$/\3/p' \
 		"$WORK/$1.trace" | tail -n1
 }
 alloc_line() {
@@ -184,7 +206,7 @@ check_side() {
 	n_in=$(count "$t" 'qemu_rdma_post_send_control_inline ')
 	n_cp=$(count "$t" 'qemu_rdma_post_send_control_copy ')
 	echo "# $tag $side ($kind, x-rdma-inline=$inl): inline $n_in [$(by_type "$t" inline)], copied $n_cp [$(by_type "$t" copied)]"
-	if [ "$kind" = stock ]; then
+	if [ "$kind" != patched ]; then
 		check "$tag: the stock $side sent control messages ($(count "$t" 'qemu_rdma_post_send_control ')), none inline" \
 			test "$(count "$t" 'qemu_rdma_post_send_control ')" -gt 0 -a "$n_in" = 0
 		return
@@ -201,7 +223,7 @@ check_side() {
 		fi
 	else
 		check "$tag: x-rdma-inline=off: the $side's QP has no inline data (asked 0, granted ${g:-none})" \
-			grep -q 'inline data asked 0 written back [0-9]* granted 0 tries 1$' "$WORK/$t.trace"
+			grep -q 'inline data asked 0 written back [0-9]* granted 0 send SGEs [0-9]* tries 1$' "$WORK/$t.trace"
 		check "$tag: x-rdma-inline=off: nothing sent inline by the $side ($n_in inline, $n_cp copied)" \
 			test "$n_in" = 0 -a "$n_cp" -gt 0
 	fi
@@ -212,6 +234,8 @@ run() {
 	local tag=$1 sk=$2 dk=$3 reg=$4 inl=$5 sb=$PATCHED db=$PATCHED st
 	[ "$sk" = stock ] && sb=$STOCK
 	[ "$dk" = stock ] && db=$STOCK
+	[ "$sk" = stock11 ] && sb=$QEMU11
+	[ "$dk" = stock11 ] && db=$QEMU11
 	migrate_pair "$tag" "$sb" "$db" "$reg" "$inl"
 	st=$(json_str "$WORK/$tag.migrate.json" status)
 	check "$tag: $sk -> $dk ($reg, x-rdma-inline=$inl) ${st:-did not complete}: total-time $(json_num "$WORK/$tag.migrate.json" total-time) ms, downtime $(json_num "$WORK/$tag.migrate.json" downtime) ms, wall $(json_num "$WORK/$tag.migrate.json" wall_seconds) s" \
@@ -284,7 +308,7 @@ mode_ladder() {
 		echo "# $tag $side: $(alloc_line "$tag.$side"); inline [$(by_type "$tag.$side" inline)], copied [$(by_type "$tag.$side" copied)]"
 		check "$tag: the $side's QP was refused 40 and 32, then granted 16 on the third try" \
 			test "$(grep -c 'qemu_rdma_alloc_qp_inline_refused creating the QP with \(40\|32\) bytes of inline data failed: errno 22$' "$WORK/$tag.$side.trace")" = 2 \
-			-a -n "$(grep 'qemu_rdma_alloc_qp_inline inline data asked 16 written back [0-9]* granted 16 tries 3$' "$WORK/$tag.$side.trace")"
+			-a -n "$(grep 'qemu_rdma_alloc_qp_inline inline data asked 16 written back [0-9]* granted 16 send SGEs [0-9]* tries 3$' "$WORK/$tag.$side.trace")"
 		check "$tag: the $side sent only 16-byte messages inline" \
 			test "$(count "$tag.$side" 'qemu_rdma_post_send_control_inline ')" = \
 			"$(count "$tag.$side" ', 16 bytes inline$')"
@@ -296,6 +320,77 @@ mode_ladder() {
 	rm -f "$WORK/$tag".*.ram
 }
 
+
+# A device that grants inline data at QP creation but rejects every
+# inline send when it is posted (EINVAL), as a provider may check only at
+# post time: the shim replaces the context's post_send once a QP exists.
+build_postfail_shim() {
+	cat >"$WORK/postfail.c" <<'SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <rdma/rdma_cma.h>
+
+static int (*real_post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
+
+static int refuse_inline(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct ibv_send_wr *w;
+
+	for (w = wr; w; w = w->next) {
+		if (w->send_flags & IBV_SEND_INLINE) {
+			*bad = w;
+			return EINVAL;
+		}
+	}
+	return real_post_send(qp, wr, bad);
+}
+
+int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	static int (*real)(struct rdma_cm_id *, struct ibv_pd *, struct ibv_qp_init_attr *);
+	int ret;
+
+	if (!real)
+		real = (int (*)(struct rdma_cm_id *, struct ibv_pd *, struct ibv_qp_init_attr *))
+			dlsym(RTLD_NEXT, "rdma_create_qp");
+	ret = real(id, pd, attr);
+	if (ret == 0 && id->qp->context->ops.post_send != refuse_inline) {
+		real_post_send = id->qp->context->ops.post_send;
+		id->qp->context->ops.post_send = refuse_inline;
+	}
+	return ret;
+}
+SHIM
+	cc -shared -fPIC -o "$WORK/postfail.so" "$WORK/postfail.c" -ldl 2>&1 | sed 's/^/# /'
+	[ -f "$WORK/postfail.so" ]
+}
+
+mode_postfail() {
+	local tag=postfail-$DEVICE side n_in n_fail
+	check "the shim that rejects inline posts builds (cc)" build_postfail_shim || return
+	PRELOAD=$WORK/postfail.so migrate_pair "$tag" "$PATCHED" "$PATCHED" dynamic on
+	check "$tag: patched -> patched, every inline post rejected, completed ($(json_str "$WORK/$tag.migrate.json" status), total-time $(json_num "$WORK/$tag.migrate.json" total-time) ms)" \
+		test "$MRC" = 0 -a "$DST" = completed
+	if [ "$MRC" != 0 ] || [ "$DST" != completed ]; then
+		show_failure "$tag"
+		return
+	fi
+	check "$tag: the destination's RAM file equals the source's byte for byte" \
+		cmp -s "$WORK/$tag.src.ram" "$WORK/$tag.dst.ram"
+	for side in src dst; do
+		n_in=$(count "$tag.$side" 'qemu_rdma_post_send_control_inline ')
+		n_fail=$(count "$tag.$side" 'qemu_rdma_post_send_control_inline_failed ')
+		echo "# $tag $side: $(alloc_line "$tag.$side"); inline $n_in, fell back $n_fail, copied [$(by_type "$tag.$side" copied)]"
+		check "$tag: the $side's QP was granted inline data ($(granted "$tag.$side") bytes)" \
+			test "$(granted "$tag.$side")" -ge 16
+		check "$tag: the $side fell back to copying once and sent nothing inline (fell back $n_fail, inline $n_in)" \
+			test "$n_fail" = 1 -a "$n_in" = 0
+		check "$tag: the $side copied its control messages after the fallback" \
+			test "$(count "$tag.$side" 'qemu_rdma_post_send_control_copy ')" -gt 0
+	done
+	rm -f "$WORK/$tag".*.ram
+}
 
 # hot_word FILE: the dirtier's hot word (7 MiB into RAM), as a number
 hot_word() { od -An -tu4 -j $((7 << 20)) -N4 "$1" | tr -d ' '; }
@@ -357,6 +452,12 @@ want from_stock && run "stock2p-$DEVICE" stock patched dynamic on
 want to_stock_pin_all && run "p2stock-pin-all-$DEVICE" patched stock pin_all on
 want from_stock_pin_all && run "stock2p-pin-all-$DEVICE" stock patched pin_all on
 want off && run "off-$DEVICE" patched patched dynamic off
+# QEMU 11.1 knows the machine types of 10.2: the one both ends have
+want to_11 && MACHINE=pc-i440fx-10.2 run "p2qemu11-$DEVICE" patched stock11 dynamic on
+want from_11 && MACHINE=pc-i440fx-10.2 run "qemu11p-$DEVICE" stock11 patched dynamic on
+want to_11_pin_all && MACHINE=pc-i440fx-10.2 run "p2qemu11-pin-all-$DEVICE" patched stock11 pin_all on
+want from_11_pin_all && MACHINE=pc-i440fx-10.2 run "qemu11p-pin-all-$DEVICE" stock11 patched pin_all on
+want postfail && mode_postfail
 want ladder && mode_ladder
 want live && mode_live
 finish

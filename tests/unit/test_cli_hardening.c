@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <stdlib.h>
@@ -306,6 +307,71 @@ TEST(hints_follow_only_the_errors_they_explain)
 		    sizeof(out));
 	CHECK(strstr(out, "hint") == NULL);
 	CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
+}
+
+/* Numbers on the command line are whole and nothing else (issue 32). */
+TEST(numbers_are_parsed_strictly)
+{
+	static const char *const bad[] = {"5x", "abc", "", " 5", "+5", "-1", "0x10", "5 ",
+					  "99999999999999999999", "1e3", "101"};
+	long v = -7;
+	uint64_t size;
+	int inl;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_EQ(cli_parse_long(bad[i], 0, 100, &v), -1);
+		CHECK_EQ(v, -7); /* untouched */
+	}
+	CHECK_OK(cli_parse_long("0", 0, 100, &v));
+	CHECK_EQ(v, 0);
+	CHECK_OK(cli_parse_long("100", 0, 100, &v));
+	CHECK_EQ(v, 100);
+	CHECK_EQ(cli_parse_long("0", 1, 100, &v), -1);
+	CHECK_EQ(cli_parse_size(" 5", &size), -1);
+	CHECK_EQ(cli_parse_size("+5", &size), -1);
+	CHECK_EQ(cli_parse_size("5MB", &size), -1);
+	CHECK_OK(cli_parse_size("5M", &size));
+	CHECK_EQ(size, 5ull << 20);
+	CHECK_EQ(cli_parse_inline("+16", &inl), -1);
+	CHECK_EQ(cli_parse_inline("16x", &inl), -1);
+	CHECK_OK(cli_parse_inline("16", &inl));
+	CHECK_EQ(inl, 16);
+}
+
+/* mkdir -p that can be undone: only what it made, deepest first, and
+ * only while empty. */
+TEST(made_directories_are_removed)
+{
+	char base[] = "/tmp/rdmig-made-XXXXXX", dir[128], keep[160], err[256];
+	struct stat st;
+	size_t made = 0;
+
+	CHECK(mkdtemp(base) != NULL);
+	snprintf(dir, sizeof(dir), "%s/a/b/c/", base);
+	CHECK_OK(cli_make_dir(dir, &made, err, sizeof(err)));
+	CHECK_EQ(made, strlen(base) + 2); /* "<base>/a" */
+	cli_remove_made(dir, made);
+	CHECK_EQ(stat(base, &st), 0); /* it was there before */
+	snprintf(keep, sizeof(keep), "%s/a", base);
+	CHECK(stat(keep, &st) != 0);
+	/* nothing made: nothing removed */
+	CHECK_OK(cli_make_dir(base, &made, err, sizeof(err)));
+	CHECK_EQ(made, 0);
+	/* a file someone put inside keeps its directories */
+	CHECK_OK(cli_make_dir(dir, &made, err, sizeof(err)));
+	snprintf(keep, sizeof(keep), "%s/a/b/f", base);
+	fclose(fopen(keep, "w"));
+	cli_remove_made(dir, made);
+	snprintf(keep, sizeof(keep), "%s/a/b/c", base);
+	CHECK(stat(keep, &st) != 0);
+	snprintf(keep, sizeof(keep), "%s/a/b/f", base);
+	CHECK_EQ(stat(keep, &st), 0);
+	unlink(keep);
+	snprintf(keep, sizeof(keep), "%s/a/b", base);
+	rmdir(keep);
+	snprintf(keep, sizeof(keep), "%s/a", base);
+	rmdir(keep);
+	CHECK_OK(rmdir(base));
 }
 
 TEST(recv_refuses_a_source_without_checksums_unless_told_verify_off)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cli.h"
 #include "cli_json.h"
 
 static char text_buf[8192];
@@ -187,7 +188,7 @@ TEST(members_keep_their_order)
 TEST(connection_members)
 {
 	static const char *const keys[] = {
-		"rdmig_version",   "device",         "inline_asked",  "inline_granted",
+		"device",         "inline_asked",  "inline_granted",
 		"inline_tries",    "inline_messages", "inline_bytes", "copied_messages",
 		"copied_bytes",    "received_bytes", "messages_sent", "messages_sent_inline",
 		"messages_sent_copied", "messages_received"};
@@ -203,8 +204,6 @@ TEST(connection_members)
 		CHECK_EQ(strcmp(json_object_iter_peek_name(&it), keys[n]), 0);
 	}
 	CHECK_EQ(n, sizeof(keys) / sizeof(keys[0]));
-	CHECK(json_object_object_get_ex(o, "rdmig_version", &v));
-	CHECK_EQ(strcmp(json_object_get_string(v), RDMIG_VERSION_STRING), 0);
 	CHECK(json_object_object_get_ex(o, "messages_sent", &v));
 	CHECK_EQ(json_object_object_length(v), RDMIG_MSG_TYPE_COUNT - 1);
 	CHECK_STR_CONTAINS(cj_text(o), "\"device\": \"\", \"inline_asked\": 0, ");
@@ -228,7 +227,7 @@ TEST(source_members)
 	mig_json_destination(o, "10.99.0.1", "4444", NULL); /* no connection: no pin-all */
 	mig_json_register(o, &st);
 	CHECK_EQ(strcmp(cj_text(o), "{ \"to\": \"10.99.0.1\", \"port\": 4444, \"pin_all\": false, "
-				    "\"register_round_trips\": 7, \"register_ahead\": 3, "
+				    "\"register_requests\": 7, \"register_ahead\": 3, "
 				    "\"register_rtt_p50_us\": 12.5, \"register_rtt_p99_us\": 40.0, "
 				    "\"register_wait_seconds\": 0.250000, \"register_seconds\": 1.500000, "
 				    "\"register_threads\": 2 }"),
@@ -260,6 +259,117 @@ TEST(print_writes_one_line_to_stdout)
 	p = json_tokener_parse(buf);
 	CHECK(p && json_object_is_type(p, json_type_object));
 	json_object_put(p);
+}
+
+/* What the object printed on stdout says (parsed), in *out: 0 or -1. */
+static int print_summary(struct json_object *o, struct json_object **out)
+{
+	char buf[8192];
+	FILE *f = tmpfile();
+	int saved = dup(1);
+	size_t n;
+
+	if (!f || saved < 0)
+		return -1;
+	fflush(stdout);
+	dup2(fileno(f), 1);
+	cj_summary_print(o);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	*out = json_tokener_parse(buf);
+	return *out ? 0 : -1;
+}
+
+static const char *member(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+/* argv as a command gets it (writable strings) */
+static char a_send[] = "send", a_to[] = "--to", a_addr[] = "x:1", a_json[] = "--json",
+	    a_file[] = "f", a_help[] = "--help", a_h[] = "-h", a_dashes[] = "--",
+	    a_replay[] = "--qemu-replay";
+static char *args[] = {a_send, a_to, a_addr, a_json, a_file, NULL};
+
+/* Every object starts the same way (rdmig-json(7)); a success says ok. */
+TEST(summary_head_and_success)
+{
+	struct json_object *o, *p;
+
+	cli_run_begin("send", "files", "send", 5, args);
+	CHECK(cli_run.json); /* --json seen before any parsing */
+	o = cj_summary();
+	CHECK_STR_CONTAINS(cj_text(o), "{ \"schema\": 1, \"command\": \"send\", \"mode\": "
+				       "\"files\", \"rdmig_version\": \"" RDMIG_VERSION_STRING "\"");
+	CHECK_OK(print_summary(o, &p));
+	CHECK(cli_run.printed);
+	CHECK_EQ(strcmp(member(p, "ok"), "true"), 0);
+	CHECK(!member(p, "error") && !member(p, "phase"));
+	json_object_put(p);
+	/* a command without modes has no mode member */
+	cli_run_begin("probe", NULL, "probe", 1, args);
+	o = cj_summary();
+	CHECK(!strstr(cj_text(o), "\"mode\""));
+	json_object_put(o);
+}
+
+/* A failure names its phase and its first error; a later one does not
+ * replace it, and the run's end prints nothing more once an object went out. */
+TEST(failure_has_phase_and_first_error)
+{
+	struct json_object *o, *p, *e;
+
+	cli_run_begin("send", "files", "send", 1, args);
+	CHECK(!cli_run.json);
+	cli_phase("connect");
+	CHECK_EQ(cli_fail_lib("send", RDMIG_ETIMEDOUT, "no answer"), 1);
+	cli_phase("migrate");
+	cli_fail("send", "a second failure");
+	CHECK_OK(print_summary(cj_summary(), &p));
+	CHECK_EQ(strcmp(member(p, "ok"), "false"), 0);
+	CHECK_EQ(strcmp(member(p, "phase"), "connect"), 0);
+	CHECK(json_object_object_get_ex(p, "error", &e));
+	CHECK_EQ(strcmp(member(e, "code"), "RDMIG_ETIMEDOUT"), 0);
+	CHECK_EQ(strcmp(member(e, "message"), "no answer"), 0);
+	CHECK_EQ(json_object_object_length(e), 2);
+	json_object_put(p);
+	(void)o;
+}
+
+/* A usage error: exit status 2, code "usage", phase "options". */
+TEST(usage_error_outcome)
+{
+	struct json_object *p, *e;
+
+	cli_run_begin("recv", "qemu", "recv --qemu", 1, args);
+	cli_phase("setup");
+	CHECK_EQ(cli_usage("--count '%s': bad", "5x"), 2);
+	CHECK_OK(print_summary(cj_summary(), &p));
+	CHECK_EQ(strcmp(member(p, "phase"), "options"), 0);
+	CHECK(json_object_object_get_ex(p, "error", &e));
+	CHECK_EQ(strcmp(member(e, "code"), "usage"), 0);
+	CHECK_EQ(strcmp(member(e, "message"), "--count '5x': bad"), 0);
+	CHECK_EQ(strcmp(member(p, "mode"), "qemu"), 0);
+	json_object_put(p);
+}
+
+/* --help anywhere before "--", even where it would be an option's value. */
+TEST(help_anywhere)
+{
+	char *a[] = {a_send, a_replay, a_help, NULL};
+	char *b[] = {a_send, a_to, a_addr, a_dashes, a_help, NULL};
+	char *c[] = {a_send, a_file, a_h, NULL};
+
+	CHECK(cli_wants_help(3, a));
+	CHECK(!cli_wants_help(5, b));
+	CHECK(cli_wants_help(3, c));
 }
 
 CHECK_MAIN()

@@ -9,9 +9,9 @@
  */
 #include <stdbool.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include "check.h"
-#include <rdmig.h>
 #include <rdmig/imgstream.h>
 
 #define SHIFT 20 /* the smallest span the format allows: 1 MiB */
@@ -642,9 +642,18 @@ TEST(records_of_at_most_1024_spans)
 	world_free(&w);
 }
 
+/* The test's own clock: librdmig-stream links without librdmig. */
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static double elapsed(double t0)
 {
-	return rdmig_monotonic_seconds() - t0;
+	return now() - t0;
 }
 
 /* A tick that says stop ends the waits at once (with -1), and
@@ -661,7 +670,7 @@ TEST(tick_stops_the_wait)
 	world_init_big(&w, RDMIG_DIGEST_SHA256, 4096 * MIB,
 		       false); /* seconds of SHA-256 on 1 thread */
 	mems[0] = w.mem[0];
-	t0 = rdmig_monotonic_seconds();
+	t0 = now();
 	CHECK_OK(rdmig_verify_start(&v, RDMIG_DIGEST_SHA256, 1, w.b, 1, SHIFT, mems, true, NULL,
 				    NULL, err, sizeof(err)));
 	CHECK_EQ(rdmig_verify_send_finish(&v, w.b, 1, buf_write, tick_stop, &sk, err, sizeof(err)),
@@ -689,7 +698,7 @@ TEST(tick_stops_the_wait)
 			free(r);
 		}
 		CHECK_EQ(ps.spans_known, 4096);
-		t0 = rdmig_monotonic_seconds();
+		t0 = now();
 		CHECK_OK(rdmig_verify_start(&v, RDMIG_DIGEST_SHA256, 1, ps.blocks, 1, SHIFT, mems,
 					    false, NULL, NULL, err, sizeof(err)));
 		rdmig_verify_release(&v, ps.spans_known);
@@ -724,7 +733,7 @@ static void pool_in_order(enum rdmig_digest_alg alg, unsigned threads)
 	memset(out, 0, sizeof(out));
 	for (size_t i = 0; i < NJOBS; i++)
 		jobs[i] = (struct rdmig_hash_job){data + i * 97, (i * 4099) % (200 << 10), out[i]};
-	CHECK_OK(rdmig_hash_pool_start(alg, threads, jobs, NJOBS, &p));
+	CHECK_OK(rdmig_hash_pool_create(alg, threads, jobs, NJOBS, &p, NULL, 0));
 	CHECK_EQ(rdmig_hash_pool_threads(p), threads);
 	CHECK_EQ(rdmig_hash_pool_done(p), 0);
 	for (size_t s = 0; s < sizeof(steps) / sizeof(*steps); s++) {
@@ -733,7 +742,7 @@ static void pool_in_order(enum rdmig_digest_alg alg, unsigned threads)
 		CHECK(rdmig_hash_pool_wait(p, k, 30.0));
 		CHECK_EQ(rdmig_hash_pool_done(p), k); /* and none beyond the released */
 	}
-	CHECK(rdmig_hash_pool_finish(p, false) >= 0);
+	CHECK(rdmig_hash_pool_destroy(p, false) >= 0);
 	for (size_t i = 0; i < NJOBS; i++) {
 		rdmig_digest_compute(alg, jobs[i].p, jobs[i].len, want);
 		if (memcmp(out[i], want, dsize))
@@ -764,20 +773,20 @@ TEST(pool_thread_counts)
 
 	job.out = out;
 	CHECK(d >= 1 && d <= 8);
-	CHECK_OK(rdmig_hash_pool_start(RDMIG_DIGEST_XXH3_128, 0, &job, 1, &p));
+	CHECK_OK(rdmig_hash_pool_create(RDMIG_DIGEST_XXH3_128, 0, &job, 1, &p, NULL, 0));
 	CHECK_EQ(rdmig_hash_pool_threads(p), d);
-	rdmig_hash_pool_finish(p, false);
-	CHECK_OK(rdmig_hash_pool_start(RDMIG_DIGEST_XXH3_128, 100, &job, 1, &p));
+	rdmig_hash_pool_destroy(p, false);
+	CHECK_OK(rdmig_hash_pool_create(RDMIG_DIGEST_XXH3_128, 100, &job, 1, &p, NULL, 0));
 	CHECK_EQ(rdmig_hash_pool_threads(p), 8);
-	rdmig_hash_pool_finish(p, true);
+	rdmig_hash_pool_destroy(p, true);
 	/* no jobs at all */
-	CHECK_OK(rdmig_hash_pool_start(RDMIG_DIGEST_XXH3_128, 2, NULL, 0, &p));
+	CHECK_OK(rdmig_hash_pool_create(RDMIG_DIGEST_XXH3_128, 2, NULL, 0, &p, NULL, 0));
 	CHECK(rdmig_hash_pool_wait(p, 0, 0.0));
 	rdmig_hash_pool_release(p, 5);
 	CHECK_EQ(rdmig_hash_pool_done(p), 0);
-	CHECK(rdmig_hash_pool_finish(p, false) == 0.0);
+	CHECK(rdmig_hash_pool_destroy(p, false) == 0.0);
 	CHECK(rdmig_hash_pool_threads(NULL) == 0);
-	CHECK(rdmig_hash_pool_finish(NULL, true) == 0.0);
+	CHECK(rdmig_hash_pool_destroy(NULL, true) == 0.0);
 }
 
 /* Jobs not released are not run, a wait for them times out, and
@@ -793,16 +802,16 @@ TEST(pool_runs_only_released_jobs)
 	for (int i = 0; i < 10; i++)
 		jobs[i] =
 		    (struct rdmig_hash_job){(const uint8_t *)"abcdefghij", (uint64_t)i + 1, out[i]};
-	CHECK_OK(rdmig_hash_pool_start(RDMIG_DIGEST_SHA256, 4, jobs, 10, &p));
+	CHECK_OK(rdmig_hash_pool_create(RDMIG_DIGEST_SHA256, 4, jobs, 10, &p, NULL, 0));
 	rdmig_hash_pool_release(p, 3);
 	rdmig_hash_pool_release(p, 2); /* only grows */
 	CHECK(rdmig_hash_pool_wait(p, 3, 30.0));
-	t0 = rdmig_monotonic_seconds();
+	t0 = now();
 	CHECK(!rdmig_hash_pool_wait(p, 4, 0.05));
 	CHECK(elapsed(t0) >= 0.04);
 	CHECK_EQ(rdmig_hash_pool_done(p), 3);
-	t0 = rdmig_monotonic_seconds();
-	rdmig_hash_pool_finish(p, false);
+	t0 = now();
+	rdmig_hash_pool_destroy(p, false);
 	CHECK(elapsed(t0) < 1.0);
 	for (int i = 0; i < 10; i++) {
 		uint8_t zero[RDMIG_DIGEST_MAX] = {0};
@@ -825,9 +834,9 @@ TEST(pool_finish_drains_released_jobs)
 	memset(out, 0, sizeof(out));
 	for (int i = 0; i < N; i++)
 		jobs[i] = (struct rdmig_hash_job){data, LEN - (uint64_t)i, out[i]};
-	CHECK_OK(rdmig_hash_pool_start(RDMIG_DIGEST_SHA256, 2, jobs, N, &p));
+	CHECK_OK(rdmig_hash_pool_create(RDMIG_DIGEST_SHA256, 2, jobs, N, &p, NULL, 0));
 	rdmig_hash_pool_release(p, 30);
-	rdmig_hash_pool_finish(p, false);
+	rdmig_hash_pool_destroy(p, false);
 	for (int i = 0; i < N; i++) {
 		rdmig_digest_compute(RDMIG_DIGEST_SHA256, data, LEN - (size_t)i, want);
 		if (memcmp(out[i], i < 30 ? want : zero, 32))
@@ -852,11 +861,11 @@ static void stop_pending(unsigned threads)
 		data[i] = (uint8_t)(i * 131 + 7);
 	for (size_t i = 0; i < N; i++)
 		jobs[i] = (struct rdmig_hash_job){data, LEN, out[i]};
-	CHECK_OK(rdmig_hash_pool_start(RDMIG_DIGEST_SHA256, threads, jobs, N, &p));
+	CHECK_OK(rdmig_hash_pool_create(RDMIG_DIGEST_SHA256, threads, jobs, N, &p, NULL, 0));
 	rdmig_hash_pool_release(p, N);
 	usleep(20000);
-	t0 = rdmig_monotonic_seconds();
-	rdmig_hash_pool_finish(p, true);
+	t0 = now();
+	rdmig_hash_pool_destroy(p, true);
 	fprintf(stderr, "# %u thread(s): stopped in %.3f s\n", threads, elapsed(t0));
 	CHECK(elapsed(t0) < 1.0);
 	for (size_t i = 0; i < N; i++)

@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "rdmig.h"
+#include <rdmig/private.h>
 #include "wire.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
