@@ -276,8 +276,11 @@ tool_run() {
 		*) echo xxh64 ;; esac)
 	[[ $kind == tool1* ]] && threads=1
 	[ "$reg" = pin-all ] && flag=--pin-all
+	# recv decides verification: it takes a source without checksums only so
+	local rflag=$flag
+	[ "$verify" = off ] && rflag="$flag --verify off"
 	rm -rf "$DATA/out"
-	RDMIG_HASH_THREADS=$threads timeout 900 "$BUILD/rdmig" recv --listen "$ip:$PORT" --out "$DATA/out" $flag --json -v \
+	RDMIG_HASH_THREADS=$threads timeout 900 "$BUILD/rdmig" recv --listen "$ip:$PORT" --out "$DATA/out" $rflag --json -v \
 		--timeout 600 >"$OUT/$tag.recv.json" 2>"$OUT/$tag.recv.err" &
 	rpid=$!
 	wait_listening "$OUT/$tag.recv.err" $rpid

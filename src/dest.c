@@ -252,8 +252,19 @@ static int keep_mr(struct rdmig_dest *d, struct engine_mr *mr)
 		d->mrs = n;
 		d->mrs_cap = cap;
 	}
+	mr->slot = d->nmrs;
 	d->mrs[d->nmrs++] = mr;
 	return 0;
+}
+
+/* Forget a region of the list: the last one takes its place, so an
+ * UNREGISTER costs the same at 64 regions as at 65,536. */
+static void drop_mr(struct rdmig_dest *d, struct engine_mr *mr)
+{
+	struct engine_mr *last = d->mrs[--d->nmrs];
+
+	d->mrs[mr->slot] = last;
+	last->slot = mr->slot;
 }
 
 /* The region already registered over chunk `first` when it covers the
@@ -410,9 +421,7 @@ static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
 					    1ull << d->shift);
 		mr = b->chunk_mr[r.key];
 		if (mr && mr->length == engine_chunk_len(b->length, (uint32_t)r.key, d->shift)) {
-			for (size_t k = 0; k < d->nmrs; k++)
-				if (d->mrs[k] == mr)
-					d->mrs[k] = d->mrs[--d->nmrs];
+			drop_mr(d, mr);
 			d->io.ops->dereg(d->io.ctx, mr);
 			b->chunk_mr[r.key] = NULL;
 		}

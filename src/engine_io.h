@@ -27,6 +27,7 @@ struct engine_mr {
 	uint8_t *addr;
 	uint64_t length;
 	uint32_t lkey, rkey;
+	size_t slot; /* the engine's: where it keeps this region (dest.c's list) */
 };
 
 /* What the peer may do with a registration.  The source's memory is only

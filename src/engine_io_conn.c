@@ -46,7 +46,8 @@ static struct engine_mr *conn_io_reg(void *ctx, void *addr, uint64_t len,
 		errno = err;
 		return NULL;
 	}
-	w->pub = (struct engine_mr){w->mr->addr, w->mr->length, w->mr->lkey, w->mr->rkey};
+	w->pub = (struct engine_mr){.addr = w->mr->addr, .length = w->mr->length,
+				    .lkey = w->mr->lkey, .rkey = w->mr->rkey};
 	return &w->pub;
 }
 

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <rdmig/qemu.h>
 
 int rdmig_qrec_chunks_init(struct rdmig_qrec_chunks *c, uint64_t length)
@@ -103,7 +104,113 @@ static int pick_nonzero(const struct rdmig_qrec_chunks *ch, uint32_t c, uint32_t
 	return ch->nonzero[c];
 }
 
-static void record_phase(FILE *f, const struct rdmig_qrec *r, uint32_t i)
+/*
+ * The touched chunks of every pass, in pass, block and chunk order, from
+ * one sweep over the chunks (a counting sort by pass): writing the record
+ * then costs the chunks once, not once per pass and block (a record of
+ * many passes over a large RAM took passes x chunks).  A chunk appears
+ * under the pass it first held data in and under the one it was zero in.
+ */
+struct touched {
+	uint32_t *first; /* pass i's entries: at[first[i] .. first[i + 1]) */
+	struct touched_at {
+		uint32_t block, chunk;
+	} *at;
+};
+
+static void touched_free(struct touched *t)
+{
+	free(t->first);
+	free(t->at);
+}
+
+static int touched_index(const struct rdmig_qrec *r, struct touched *t)
+{
+	size_t n = 0;
+
+	*t = (struct touched){0};
+	if (!(t->first = calloc((size_t)r->nphases + 1, sizeof(*t->first))))
+		return -1;
+	for (uint32_t b = 0; b < r->qs->count; b++) {
+		const struct rdmig_qrec_chunks *ch = &r->blocks[b].ch;
+		for (uint32_t c = 0; c < ch->nchunks; c++) {
+			if (ch->data_phase[c] && ch->data_phase[c] < r->nphases)
+				t->first[ch->data_phase[c] + 1]++, n++;
+			if (ch->zero_phase[c] && ch->zero_phase[c] < r->nphases)
+				t->first[ch->zero_phase[c] + 1]++, n++;
+		}
+	}
+	if (n > UINT32_MAX || !(t->at = malloc((n ? n : 1) * sizeof(*t->at)))) {
+		touched_free(t);
+		return -1;
+	}
+	for (uint32_t i = 0; i < r->nphases; i++)
+		t->first[i + 1] += t->first[i];
+	{
+		uint32_t *next = malloc(((size_t)r->nphases + 1) * sizeof(*next));
+		if (!next) {
+			touched_free(t);
+			return -1;
+		}
+		memcpy(next, t->first, ((size_t)r->nphases + 1) * sizeof(*next));
+		for (uint32_t b = 0; b < r->qs->count; b++) {
+			const struct rdmig_qrec_chunks *ch = &r->blocks[b].ch;
+			for (uint32_t c = 0; c < ch->nchunks; c++) {
+				uint32_t d = ch->data_phase[c], z = ch->zero_phase[c];
+				if (d && d < r->nphases)
+					t->at[next[d]++] = (struct touched_at){b, c};
+				if (z && z < r->nphases)
+					t->at[next[z]++] = (struct touched_at){b, c};
+			}
+		}
+		free(next);
+	}
+	return 0;
+}
+
+/* The ranges of at[0 .. n) (one block's, ascending) whose chunk first
+ * held data in pass i (data) or was zero in it (!data), or "-". */
+static void print_touched(FILE *f, const struct rdmig_qrec_chunks *ch,
+			  const struct touched_at *at, uint32_t n, uint32_t i, bool data)
+{
+	int any = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t c = at[k].chunk, e = c;
+		if ((data ? ch->data_phase[c] : ch->zero_phase[c]) != i)
+			continue;
+		/* the same chunk cannot be both, so a run's next chunk is next
+		 * in the list, or the run ends */
+		while (k + 1 < n && at[k + 1].chunk == e + 1 &&
+		       (data ? ch->data_phase[e + 1] : ch->zero_phase[e + 1]) == i)
+			e++, k++;
+		fprintf(f, "%s%u", any ? "," : "", c);
+		if (e > c)
+			fprintf(f, "-%u", e);
+		any = 1;
+	}
+	if (!any)
+		fputc('-', f);
+}
+
+static void record_touched(FILE *f, const struct rdmig_qrec *r, const struct touched *t,
+			   uint32_t i)
+{
+	for (uint32_t k = t->first[i]; k < t->first[i + 1];) {
+		uint32_t b = t->at[k].block, end = k;
+		const struct rdmig_qrec_chunks *ch = &r->blocks[b].ch;
+		while (end < t->first[i + 1] && t->at[end].block == b)
+			end++;
+		fprintf(f, "touched %u block=%u data=", i, b);
+		print_touched(f, ch, t->at + k, end - k, i, true);
+		fprintf(f, " zero=");
+		print_touched(f, ch, t->at + k, end - k, i, false);
+		fputc('\n', f);
+		k = end;
+	}
+}
+
+static void record_phase(FILE *f, const struct rdmig_qrec *r, const struct touched *t, uint32_t i)
 {
 	const struct rdmig_qrec_phase *p = &r->phases[i];
 
@@ -116,6 +223,11 @@ static void record_phase(FILE *f, const struct rdmig_qrec *r, uint32_t i)
 		PRIu64 " compress=%" PRIu64 " unregister=%" PRIu64 " chunks_registered=%" PRIu64
 		" bytes_compressed=%" PRIu64 " t=%.6f\n", i, p->offset, p->hook, p->register_requests,
 		p->compress, p->unregister, p->chunks_registered, p->bytes_compressed, p->t);
+	if (t && p->touched) {
+		record_touched(f, r, t, i);
+		return;
+	}
+	/* without the index (out of memory): a walk of every chunk per pass */
 	for (uint32_t b = 0; p->touched && r->blocks && b < r->qs->count; b++) {
 		const struct rdmig_qrec_chunks *ch = &r->blocks[b].ch;
 		int any = 0;
@@ -150,8 +262,14 @@ void rdmig_qrec_write(FILE *f, const struct rdmig_qrec *r, const char *failure)
 		fprintf(f, " length=%" PRIu64 " chunks=%u file=%s name=%s\n", qs->blocks[i].length,
 			b->ch.nchunks, b->file, qs->blocks[i].name);
 	}
-	for (uint32_t i = 0; i < r->nphases; i++)
-		record_phase(f, r, i);
+	{
+		struct touched t;
+		bool indexed = r->blocks && !touched_index(r, &t);
+		for (uint32_t i = 0; i < r->nphases; i++)
+			record_phase(f, r, indexed ? &t : NULL, i);
+		if (indexed)
+			touched_free(&t);
+	}
 	fprintf(f, "stream bytes=%" PRIu64 " hooks=%u ram_sections=%u ram_end=%d", r->stream_bytes,
 		qs->hooks, qs->ram_sections, qs->ram_ended);
 	if (qs->opaque)

@@ -26,6 +26,14 @@ struct parser {
 	unsigned line;
 	uint32_t blocks_announced;
 	bool have_header, have_blocks, have_stream, ended;
+	rdmig_rr_image_fn image; /* the caller's view of the directory, or NULL */
+	void *image_ctx;
+	/* per block, while parsing: the chunks not yet given a pass, as a
+	 * disjoint-set forest (unmarked[c] == c: chunk c has no pass yet, else
+	 * it points further along; [nchunks] is the end), so that a chunk is
+	 * given its pass once, however many `touched` lines cover it */
+	uint32_t **unmarked;
+	uint32_t last_touched; /* the phase of the latest `touched` line */
 	char *err;
 	size_t errlen;
 };
@@ -162,7 +170,8 @@ static int on_blocks(struct parser *p, const char *line)
 	if (!n)
 		return perr(p, "a record without RAM blocks");
 	p->r->blocks = calloc(n, sizeof(*p->r->blocks));
-	if (!p->r->blocks)
+	p->unmarked = calloc(n, sizeof(*p->unmarked));
+	if (!p->r->blocks || !p->unmarked)
 		return perr(p, "out of memory");
 	p->blocks_announced = n;
 	p->have_blocks = true;
@@ -198,6 +207,22 @@ static int on_block(struct parser *p, const char *line)
 		return perr(p, "block %u: no file= naming an image in the record's directory", i);
 	if (!name || !name[6])
 		return perr(p, "block %u: no name=", i);
+	/* what a record may claim, checked before anything is allocated for
+	 * it: in all, and block by block against its image's real size (the
+	 * message gives the record's figure, never the file's) */
+	if (len > RDMIG_RR_MAX_RAM_BYTES - p->r->ram_bytes)
+		return perr(p, "block %u: the blocks claim more than %" PRIu64 " bytes in all", i,
+			    (uint64_t)RDMIG_RR_MAX_RAM_BYTES);
+	if (p->image) {
+		char why[256] = "";
+		uint64_t real = 0;
+
+		if (p->image(p->image_ctx, file, &real, why, sizeof(why)))
+			return perr(p, "block %u: image '%s': %s", i, file, why);
+		if (real != len)
+			return perr(p, "block %u: image '%s' does not have the record's length=%" PRIu64
+				    " bytes", i, file, len);
+	}
 	b.length = len;
 	b.nchunks = (uint32_t)chunks;
 	b.name = strdup(name + 6);
@@ -251,12 +276,31 @@ static int on_phase(struct parser *p, const char *line)
 	return 0;
 }
 
-/* "-" or "N,N-M,..." chunk ranges of block b (n bytes at s): mark them
- * sent in phase k unless an earlier phase already sends them. */
-static int mark_ranges(struct parser *p, struct rdmig_rr_block *b, const char *s, size_t n,
-		       uint32_t k)
+/* The first chunk at or after c without a pass (b->nchunks: none); the
+ * path walked is pointed at it, so later searches skip it in one step. */
+static uint32_t next_unmarked(uint32_t *u, uint32_t c)
 {
+	uint32_t root = c;
+
+	while (u[root] != root)
+		root = u[root];
+	while (u[c] != root) {
+		uint32_t up = u[c];
+		u[c] = root;
+		c = up;
+	}
+	return root;
+}
+
+/* "-" or "N,N-M,..." chunk ranges of block bi (n bytes at s): mark them
+ * sent in phase k unless an earlier phase already sends them.  Lines come
+ * in phase order, so a chunk that has a pass keeps it: each range costs
+ * its chunks without a pass, and a step per chunk it skips is paid once. */
+static int mark_ranges(struct parser *p, uint32_t bi, const char *s, size_t n, uint32_t k)
+{
+	struct rdmig_rr_block *b = &p->r->blocks[bi];
 	const char *stop = s + n;
+	uint32_t *u = p->unmarked[bi];
 
 	if (n == 1 && *s == '-')
 		return 0;
@@ -277,9 +321,11 @@ static int mark_ranges(struct parser *p, struct rdmig_rr_block *b, const char *s
 		if (lo > hi || hi >= b->nchunks)
 			return perr(p, "chunk range %" PRIu64 "-%" PRIu64 " is outside the block's %u "
 				    "chunks", lo, hi, b->nchunks);
-		for (uint64_t c = lo; c <= hi; c++)
-			if (b->send_phase[c] == NO_PHASE)
-				b->send_phase[c] = k;
+		for (uint32_t c = next_unmarked(u, (uint32_t)lo); c <= hi;
+		     c = next_unmarked(u, c + 1)) {
+			b->send_phase[c] = k;
+			u[c] = c + 1;
+		}
 		if (s < stop && *s++ != ',')
 			return perr(p, "bad chunk range separator before '%.20s'", s - 1);
 	}
@@ -299,14 +345,26 @@ static int on_touched(struct parser *p, const char *line)
 		return perr(p, "chunks touched in phase %u, a ram_blocks_request", k);
 	if (!p->r->nblocks)
 		return perr(p, "'touched' before any block");
+	if (k < p->last_touched)
+		return perr(p, "chunks touched in phase %u after phase %u: out of order", k,
+			    p->last_touched);
+	p->last_touched = k;
 	if (num_field(p, line, "block", p->r->nblocks - 1, &bi))
 		return -1;
 	data = field_span(line, "data", &dn);
 	zero = field_span(line, "zero", &zn);
 	if (!data || !zero || !dn || !zn)
 		return perr(p, "touched needs data= and zero=");
-	if (mark_ranges(p, &p->r->blocks[bi], data, dn, k) ||
-	    mark_ranges(p, &p->r->blocks[bi], zero, zn, k))
+	if (!p->unmarked[bi]) { /* a block's first `touched` line */
+		uint32_t nc = p->r->blocks[bi].nchunks;
+		uint32_t *u = malloc(((size_t)nc + 1) * sizeof(*u));
+		if (!u)
+			return perr(p, "out of memory");
+		for (uint32_t c = 0; c <= nc; c++)
+			u[c] = c;
+		p->unmarked[bi] = u;
+	}
+	if (mark_ranges(p, (uint32_t)bi, data, dn, k) || mark_ranges(p, (uint32_t)bi, zero, zn, k))
 		return -1;
 	return 0;
 }
@@ -393,10 +451,10 @@ static int check_complete(struct parser *p, struct rdmig_replay_record *r)
 	return 0;
 }
 
-int rdmig_rr_parse(const char *text, size_t len, struct rdmig_replay_record *r, char *err,
-		   size_t errlen)
+int rdmig_rr_parse_dir(const char *text, size_t len, rdmig_rr_image_fn image, void *ctx,
+		       struct rdmig_replay_record *r, char *err, size_t errlen)
 {
-	struct parser p = {.r = r, .err = err, .errlen = errlen};
+	struct parser p = {.r = r, .image = image, .image_ctx = ctx, .err = err, .errlen = errlen};
 	char *buf, *line, *save = NULL;
 	int ret = 0;
 
@@ -424,9 +482,18 @@ int rdmig_rr_parse(const char *text, size_t len, struct rdmig_replay_record *r, 
 	if (!ret)
 		ret = check_complete(&p, r);
 	free(buf);
+	for (uint32_t i = 0; p.unmarked && i < p.blocks_announced; i++)
+		free(p.unmarked[i]);
+	free(p.unmarked);
 	if (ret)
 		rdmig_rr_free(r);
 	return ret;
+}
+
+int rdmig_rr_parse(const char *text, size_t len, struct rdmig_replay_record *r, char *err,
+		   size_t errlen)
+{
+	return rdmig_rr_parse_dir(text, len, NULL, NULL, r, err, errlen);
 }
 
 void rdmig_rr_free(struct rdmig_replay_record *r)

@@ -302,6 +302,15 @@ int recv_open_out(struct recv_args *a, const char *const *names, char *err, size
 /* After a parser refused a total above the limit: what the limit was, to
  * append to its message (empty when --max-total was given). */
 const char *recv_limit_note(const struct recv_args *a, char *buf, size_t len);
+/* The receiver decides verification (tools/recv_policy.c): a source
+ * whose stream header says "digest off" is refused (-1 with err naming
+ * both sides' settings) unless here_off (recv --verify off). */
+int recv_verify_policy(bool here_off, bool source_off, char *err, size_t errlen);
+/* Whether `more` stream bytes, after stream_bytes of them and a RAM total
+ * of ram_total (0 while unknown), stay within max_total: what the source
+ * sends is written to DIR/stream.bin, so it counts with the images. */
+bool recv_stream_fits(uint64_t max_total, uint64_t ram_total, uint64_t stream_bytes,
+		      uint64_t more);
 /* MemAvailable of /proc/meminfo (physical memory when it cannot be read). */
 uint64_t cli_available_memory(void);
 /* write(2) until all of buf is written: 0, or -1 with errno set. */

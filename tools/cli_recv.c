@@ -73,7 +73,8 @@ static void recv_usage(FILE *f)
 		   "  --allow A[/N]   accept sources from this address or prefix only (repeat for\n"
 		   "                  more); others are rejected before anything is registered\n"
 		   "  --verify off    do not check the source's checksums (the images are still\n"
-		   "                  written; default on: each 4 MiB is checked as it lands)\n"
+		   "                  written; default on: each 4 MiB is checked as it lands,\n"
+		   "                  and a source that sends none is refused)\n"
 		   "  --json          one JSON object on stdout instead of the summary\n"
 		   "  --progress M    on stderr while it runs: human (a line), json (JSON\n"
 		   "                  lines), none, or auto (default: human on a terminal)\n"
@@ -191,7 +192,15 @@ static int start_verify(struct recv_state *s)
 	}
 	for (uint32_t i = 0; i < s->ps.count; i++) {
 		mems[i] = s->rb[i].mem;
+		/* parked: written through a descriptor of its own per span, so
+		 * that 4096 blocks need no 4096 descriptors */
 		if (out_create(&s->a.dir, &s->rb[i].img, s->rb[i].file, s->err, sizeof(s->err))) {
+			free(mems);
+			return -1;
+		}
+		if (out_park(&s->rb[i].img)) {
+			snprintf(s->err, sizeof(s->err), "cannot close %s/%s: %s", s->a.out,
+				 s->rb[i].file, strerror(errno));
 			free(mems);
 			return -1;
 		}
@@ -281,7 +290,10 @@ static int on_stream(struct recv_state *s, const struct rdmig_event *ev)
 			 strerror(errno));
 		return -1;
 	}
-	if ((got & RDMIG_IMGS_EV_HEADER) && alloc_blocks(s))
+	/* the receiver decides whether the images may go unverified */
+	if ((got & RDMIG_IMGS_EV_HEADER) &&
+	    (recv_verify_policy(s->verify_off, s->ps.prm.digest == RDMIG_DIGEST_OFF, s->err,
+				sizeof(s->err)) || alloc_blocks(s)))
 		return -1;
 	if (got & RDMIG_IMGS_EV_SPANS) { /* their data has landed: check it now */
 		rdmig_verify_release(&s->vf, s->ps.spans_known);

@@ -42,8 +42,9 @@ static void usage(FILE *f)
 		   "--ramblocks FILE: the source's 'info ramblock' (HMP); needed unless the source\n"
 		   "  uses rdma-pin-all (with --pin-all here) or has a single RAM block, because\n"
 		   "  QEMU registers memory by RAM offsets its stream does not carry.\n"
-		   "--max-total bounds the RAM the source may announce (suffixes K, M, G, T;\n"
-		   "  default: the smaller of MemAvailable and DIR's free space).  --force: accept\n"
+		   "--max-total bounds the RAM the source may announce and the stream.bin it\n"
+		   "  sends, together (suffixes K, M, G, T; default: the smaller of MemAvailable\n"
+		   "  and DIR's free space).  --force: accept\n"
 		   "  a DIR others may write into and replace existing outputs (by rename).\n"
 		   "--timeout S: give up when the source stays silent\n"
 		   "  this long (0: never; default %d); given, it also bounds the wait for a source.\n"
@@ -233,6 +234,16 @@ static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
 			 s->qs.over_limit ? recv_limit_note(&s->a, note, sizeof(note)) : "");
 		return -1;
 	}
+	/* stream.bin is written to DIR too: it counts with the RAM (its total
+	 * once the stream has listed the blocks) against --max-total, which
+	 * by default is at most DIR's free space */
+	if (!recv_stream_fits(s->a.max_total, rdmig_qs_blocks_done(&s->qs) ? s->qs.total : 0,
+			      s->stream_bytes, ev->len)) {
+		snprintf(s->err, sizeof(s->err), "the source's RAM and stream pass %llu bytes%s",
+			 (unsigned long long)s->a.max_total,
+			 recv_limit_note(&s->a, note, sizeof(note)));
+		return -1;
+	}
 	if (s->stream.state == OUT_NONE &&
 	    out_create(&s->a.dir, &s->stream, "stream.bin", s->err, sizeof(s->err)))
 		return -1;
@@ -358,7 +369,8 @@ static int write_image(struct rq_state *s, uint32_t i)
 		if (ch->nonzero[c] && out_write_chunk(&b->img, off, b->mem + off, n))
 			goto fail;
 	}
-	if (!out_set_size(&b->img, len))
+	/* parked until it is named: 4096 images need no 4096 descriptors */
+	if (!out_set_size(&b->img, len) && !out_park(&b->img))
 		return 0;
 fail:
 	snprintf(s->err, sizeof(s->err), "cannot write %.400s/%s: %s", s->a.out, b->file,

@@ -30,12 +30,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
 #include "cli_json.h"
 #include "cli_qemu.h"
+#include "replay_dir.h"
 #include <rdmig/qemu.h>
 
 struct replay_args {
@@ -44,23 +44,24 @@ struct replay_args {
 	char host[256], port[16];
 };
 
-/* A file of the record, mapped read-only (NULL map for an empty file). */
-struct mapped {
-	uint8_t *map;
-	uint64_t length;
-};
-
 struct replay_state {
 	struct replay_args a;
 	struct rdmig_replay_record rec;
-	struct mapped stream;
-	struct mapped *img;
+	struct replay_dir dir;
+	int stream_fd;
+	uint8_t *piece;   /* stream bytes on their way, RDMIG_MAX_STREAM_CHUNK at a time */
+	uint8_t **img;    /* per block: its image, copied (replay_dir.h) */
+	/* the plan by pass: the chunks pass k sends are chunk[first[k] ..
+	 * first[k + 1]), numbered across the blocks (block b's chunk c is
+	 * base[b] + c) in block and chunk order */
+	uint32_t *first, *chunk, *base;
 	struct rdmig_block *blocks;
 	struct rdmig_conn *conn;
 	struct rdmig_source *src;
 	struct mig_progress prog;
 	uint64_t sent_ram, stream_pos;
 	uint32_t phase; /* the phase being replayed, for error messages */
+	bool read_failed; /* stream.bin failed the replay: err says how */
 	double t_start, t_end;
 	char err[10240];
 };
@@ -119,122 +120,137 @@ static int parse_replay_args(int argc, char **argv, struct replay_args *a)
 
 /* ----------------------------------------------------- the record -- */
 
-static int map_path(const char *path, struct mapped *m, char *err, size_t errlen)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SIZE_MAX) {
-		snprintf(err, errlen, "'%s' is not a regular file that can be mapped", path);
-		close(fd);
-		return -1;
-	}
-	m->length = (uint64_t)st.st_size;
-	if (m->length) {
-		void *p = mmap(NULL, (size_t)m->length, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p == MAP_FAILED) {
-			snprintf(err, errlen, "cannot map '%s': %s", path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-		m->map = p;
-	}
-	close(fd); /* the mapping keeps the file */
-	return 0;
-}
-
-static void unmap(struct mapped *m)
-{
-	if (m->map)
-		munmap(m->map, (size_t)m->length);
-	m->map = NULL;
-}
-
+/* record.txt, each block checked against its image as its line is read. */
 static int read_record(struct replay_state *s)
 {
-	char path[4096 + 64], perr[512];
-	struct mapped text = {0};
+	char perr[1024], *text = NULL;
+	size_t len = 0;
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/record.txt", s->a.dir);
-	if (map_path(path, &text, s->err, sizeof(s->err)))
+	if (rd_open(&s->dir, s->a.dir, s->err, sizeof(s->err)) ||
+	    rd_read_record(&s->dir, &text, &len, s->err, sizeof(s->err)))
 		return -1;
-	ret = rdmig_rr_parse(text.map ? (const char *)text.map : "", (size_t)text.length, &s->rec,
-			     perr, sizeof(perr));
-	unmap(&text);
+	ret = rdmig_rr_parse_dir(text, len, rd_image_size, &s->dir, &s->rec, perr, sizeof(perr));
+	free(text);
 	if (ret)
-		snprintf(s->err, sizeof(s->err), "%s: %s", path, perr);
+		snprintf(s->err, sizeof(s->err), "%s/record.txt: %s", s->a.dir, perr);
 	return ret;
 }
 
-/* The stream and every image, each of the length the record gives. */
-static int map_inputs(struct replay_state *s)
+/* Order the chunks by the pass that sends them (a counting sort), so that
+ * a pass costs its own chunks, not every chunk of every block. */
+static int plan_passes(struct replay_state *s)
 {
-	char path[4096 + 300];
+	const struct rdmig_replay_record *r = &s->rec;
+	uint64_t total = 0;
 
-	snprintf(path, sizeof(path), "%s/stream.bin", s->a.dir);
-	if (map_path(path, &s->stream, s->err, sizeof(s->err)))
+	s->base = calloc(r->nblocks, sizeof(*s->base));
+	s->first = calloc((size_t)r->nphases + 1, sizeof(*s->first));
+	if (!s->base || !s->first)
 		return -1;
-	if (s->stream.length != s->rec.stream_bytes) {
-		snprintf(s->err, sizeof(s->err), "'%s' has %" PRIu64 " bytes, the record says %" PRIu64,
-			 path, s->stream.length, s->rec.stream_bytes);
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		s->base[b] = (uint32_t)total; /* 16 TiB in 1 MiB chunks: below 2^32 */
+		total += r->blocks[b].nchunks;
+		for (uint32_t c = 0; c < r->blocks[b].nchunks; c++)
+			s->first[r->blocks[b].send_phase[c] + 1]++;
+	}
+	for (uint32_t k = 0; k < r->nphases; k++)
+		s->first[k + 1] += s->first[k];
+	if (!(s->chunk = malloc((total ? (size_t)total : 1) * sizeof(*s->chunk))))
+		return -1;
+	{
+		uint32_t *next = malloc(((size_t)r->nphases + 1) * sizeof(*next));
+		if (!next)
+			return -1;
+		memcpy(next, s->first, ((size_t)r->nphases + 1) * sizeof(*next));
+		for (uint32_t b = 0; b < r->nblocks; b++)
+			for (uint32_t c = 0; c < r->blocks[b].nchunks; c++)
+				s->chunk[next[r->blocks[b].send_phase[c]]++] = s->base[b] + c;
+		free(next);
+	}
+	return 0;
+}
+
+/* stream.bin, and a copy of every image, each of the length the record
+ * gives: read before the replay connects (replay_dir.h says why). */
+static int read_inputs(struct replay_state *s)
+{
+	uint64_t size;
+
+	s->stream_fd = rd_open_file(&s->dir, "stream.bin", &size, s->err, sizeof(s->err));
+	if (s->stream_fd < 0)
+		return -1;
+	if (size != s->rec.stream_bytes) {
+		snprintf(s->err, sizeof(s->err), "'%s/stream.bin' does not have the record's "
+			 "bytes=%" PRIu64, s->a.dir, s->rec.stream_bytes);
 		return -1;
 	}
+	s->piece = malloc(RDMIG_MAX_STREAM_CHUNK * 32);
 	s->img = calloc(s->rec.nblocks, sizeof(*s->img));
 	s->blocks = calloc(s->rec.nblocks, sizeof(*s->blocks));
-	if (!s->img || !s->blocks) {
+	if (!s->piece || !s->img || !s->blocks || plan_passes(s)) {
 		snprintf(s->err, sizeof(s->err), "out of memory");
 		return -1;
 	}
 	for (uint32_t i = 0; i < s->rec.nblocks; i++) {
+		static uint8_t empty_block; /* a valid address for length-0 blocks */
 		const struct rdmig_rr_block *b = &s->rec.blocks[i];
-		snprintf(path, sizeof(path), "%s/%s", s->a.dir, b->file);
-		if (map_path(path, &s->img[i], s->err, sizeof(s->err)))
-			return -1;
-		if (s->img[i].length != b->length) {
-			snprintf(s->err, sizeof(s->err), "block '%s': '%s' has %" PRIu64 " bytes, the "
-				 "record says %" PRIu64, b->name, path, s->img[i].length, b->length);
-			return -1;
-		}
+		int ret = rd_read_image(&s->dir, b, &s->img[i], cli_cancelled, s->err,
+					sizeof(s->err));
+		if (ret)
+			return ret;
 		/* offset 0: the library takes QEMU's offsets from RAM_BLOCKS_RESULT */
-		s->blocks[i] = (struct rdmig_block){b->name, s->img[i].map, b->length, 0};
+		s->blocks[i] = (struct rdmig_block){b->name, s->img[i] ? s->img[i] : &empty_block,
+						    b->length, 0};
 	}
 	return 0;
 }
 
 /* ------------------------------------------------------- the replay -- */
 
+/* Stream bytes up to end, read from stream.bin a piece at a time (a
+ * whole number of the library's messages, so the messages are the same
+ * as from one buffer). */
 static int send_stream_to(struct replay_state *s, uint64_t end)
 {
-	int ret = rdmig_source_write_stream(s->src, s->stream.map + s->stream_pos,
-					    (size_t)(end - s->stream_pos));
-	if (!ret)
-		s->stream_pos = end;
-	return ret;
+	while (s->stream_pos < end) {
+		size_t n = end - s->stream_pos > RDMIG_MAX_STREAM_CHUNK * 32
+				   ? RDMIG_MAX_STREAM_CHUNK * 32 : (size_t)(end - s->stream_pos);
+		int ret;
+		if (rd_pread_all(s->stream_fd, s->piece, n, s->stream_pos)) {
+			snprintf(s->err, sizeof(s->err), "cannot read '%s/stream.bin' at %" PRIu64
+				 ": %s", s->a.dir, s->stream_pos,
+				 errno ? strerror(errno) : "it was cut during the replay");
+			s->read_failed = true;
+			return -EIO; /* the tool's own: read_failed reports it */
+		}
+		if ((ret = rdmig_source_write_stream(s->src, s->piece, n)))
+			return ret;
+		s->stream_pos += n;
+	}
+	return 0;
 }
 
 /* One registration pass: every chunk the plan gives phase k, then
  * REGISTER_FINISHED. */
 static int replay_pass(struct replay_state *s, uint32_t k)
 {
-	for (uint32_t b = 0; b < s->rec.nblocks; b++) {
-		const struct rdmig_rr_block *rb = &s->rec.blocks[b];
-		for (uint32_t c = 0; c < rb->nchunks; c++) {
-			uint64_t off = (uint64_t)c << RDMIG_CHUNK_SHIFT;
-			uint64_t len = rb->length - off < RDMIG_CHUNK_SIZE ? rb->length - off
-									   : RDMIG_CHUNK_SIZE;
-			int ret;
-			if (rb->send_phase[c] != k)
-				continue;
-			if ((ret = rdmig_source_write(s->src, b, off, len)))
-				return ret;
-			s->sent_ram += len;
-			mig_progress(&s->prog, s->sent_ram);
-		}
+	uint32_t b = 0;
+
+	for (uint32_t i = s->first[k]; i < s->first[k + 1]; i++) {
+		uint32_t c;
+		uint64_t off, len;
+		int ret;
+		while (b + 1 < s->rec.nblocks && s->chunk[i] >= s->base[b + 1])
+			b++; /* ascending within a pass */
+		c = s->chunk[i] - s->base[b];
+		off = (uint64_t)c << RDMIG_CHUNK_SHIFT;
+		len = s->rec.blocks[b].length - off < RDMIG_CHUNK_SIZE ? s->rec.blocks[b].length - off
+									: RDMIG_CHUNK_SIZE;
+		if ((ret = rdmig_source_write(s->src, b, off, len)))
+			return ret;
+		s->sent_ram += len;
+		mig_progress(&s->prog, s->sent_ram);
 	}
 	return rdmig_source_end_iteration(s->src);
 }
@@ -334,6 +350,10 @@ static void report_failure(struct replay_state *s, int ret)
 			  : s->conn ? rdmig_conn_errmsg(s->conn) : rdmig_strerror(ret);
 	char msg[1600];
 
+	if (s->read_failed) {
+		cli_fail("send", s->err);
+		return;
+	}
 	if (s->src && s->phase < s->rec.nphases)
 		snprintf(msg, sizeof(msg), "phase %u (%s at stream offset %" PRIu64 "): %s", s->phase,
 			 s->rec.phases[s->phase].ram_blocks ? "RAM_BLOCKS_REQUEST" : "registration",
@@ -366,10 +386,16 @@ static void cleanup(struct replay_state *s)
 	rdmig_source_destroy(s->src);
 	rdmig_conn_destroy(s->conn); /* flushes and disconnects: QEMU then finishes */
 	for (uint32_t i = 0; s->img && i < s->rec.nblocks; i++)
-		unmap(&s->img[i]);
-	unmap(&s->stream);
+		rd_free_image(s->img[i], s->rec.blocks[i].length);
+	if (s->stream_fd >= 0)
+		close(s->stream_fd);
+	rd_close(&s->dir);
 	free(s->img);
 	free(s->blocks);
+	free(s->piece);
+	free(s->first);
+	free(s->chunk);
+	free(s->base);
 	rdmig_rr_free(&s->rec);
 }
 
@@ -381,23 +407,29 @@ int cmd_send_replay(int argc, char **argv)
 
 	cli_run_begin("send", "qemu-replay", "send --qemu-replay", argc, argv);
 	memset(&s, 0, sizeof(s));
+	s.dir.fd = s.stream_fd = -1;
 	if ((ret = parse_replay_args(argc, argv, &s.a)))
 		return ret == 1 ? 0 : ret;
-	cli_phase("setup");
-	if (read_record(&s) || map_inputs(&s)) {
-		cli_fail("send", s.err);
-		cleanup(&s);
+	if (cli_cancel_install(&s.a.m.opts)) {
+		cli_fail("send", "cannot catch SIGINT and SIGTERM");
 		return 1;
+	}
+	cli_phase("setup");
+	if (read_record(&s) || (ret = read_inputs(&s))) {
+		if (ret == -2) {
+			cli_fail("send", "interrupted while reading the record's images");
+			ret = cli_cancel_status();
+		} else {
+			cli_fail("send", s.err);
+			ret = 1;
+		}
+		cleanup(&s);
+		return ret;
 	}
 	if (s.rec.pin_all != s.a.m.opts.pin_all)
 		fprintf(stderr, "rdmig: send: note: the record used %s registration, this replay "
 				"uses %s\n", s.rec.pin_all ? "pin-all" : "dynamic",
 			s.a.m.opts.pin_all ? "pin-all" : "dynamic");
-	if (cli_cancel_install(&s.a.m.opts)) {
-		cli_fail("send", "cannot catch SIGINT and SIGTERM");
-		cleanup(&s);
-		return 1;
-	}
 	if ((ret = replay(&s))) {
 		mig_progress_end(&s.prog);
 		ret = cli_cancelled() ? replay_cancelled(&s) : (report_failure(&s, ret), 1);

@@ -98,6 +98,7 @@ int out_check_new(const struct out_dir *d, const char *name, char *err, size_t e
 int out_create(struct out_dir *d, struct out_file *f, const char *name, char *err, size_t errlen)
 {
 	static unsigned serial;
+	struct stat st;
 
 	f->fd = -1;
 	f->state = OUT_NONE;
@@ -115,7 +116,60 @@ int out_create(struct out_dir *d, struct out_file *f, const char *name, char *er
 		return -1;
 	}
 	f->state = OUT_TEMP;
+	if (fstat(f->fd, &st)) {
+		snprintf(err, errlen, "cannot stat %.600s/%s: %s", d->path, f->tmp, strerror(errno));
+		return -1; /* OUT_TEMP: out_discard removes it */
+	}
+	f->dir_fd = d->fd;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
 	return 0;
+}
+
+int out_park(struct out_file *f)
+{
+	int r = 0;
+
+	if (f->state == OUT_TEMP && f->fd >= 0) {
+		r = close(f->fd);
+		f->fd = -1;
+	}
+	return r ? -1 : 0;
+}
+
+/* f's descriptor, or (parked) f opened again: the same file or -1. */
+static int out_fd(const struct out_file *f)
+{
+	struct stat st;
+	int fd;
+
+	if (f->fd >= 0)
+		return f->fd;
+	fd = openat(f->dir_fd, f->tmp, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || st.st_dev != f->dev || st.st_ino != f->ino) {
+		close(fd);
+		errno = ESTALE; /* someone replaced the temporary file */
+		return -1;
+	}
+	return fd;
+}
+
+/* Done with fd from out_fd: a parked file's is closed, and a failed
+ * close (a write error reported late) fails the call.  ok: the call had
+ * succeeded so far (else its errno is kept). */
+static int out_fd_done(const struct out_file *f, int fd, bool ok)
+{
+	int e = errno, r = 0;
+
+	if (fd != f->fd)
+		r = close(fd);
+	if (!ok) {
+		errno = e;
+		return -1;
+	}
+	return r ? -1 : 0;
 }
 
 int out_commit(struct out_dir *d, struct out_file *f, char *err, size_t errlen)
@@ -168,23 +222,34 @@ void out_discard(struct out_dir *d, struct out_file *f)
 int out_write_chunk(struct out_file *f, uint64_t off, const void *p, size_t n)
 {
 	const unsigned char *c = p;
+	int fd;
 
 	if (rdmig_is_zero(p, n))
 		return 0; /* a hole: out_set_size makes the file long enough */
+	if ((fd = out_fd(f)) < 0)
+		return -1;
 	while (n > 0) {
-		ssize_t w = pwrite(f->fd, c, n, (off_t)off);
+		ssize_t w = pwrite(fd, c, n, (off_t)off);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			return -1;
+		if (w <= 0) {
+			if (!w)
+				errno = EIO;
+			return out_fd_done(f, fd, false);
+		}
 		c += w;
 		off += (uint64_t)w;
 		n -= (size_t)w;
 	}
-	return 0;
+	return out_fd_done(f, fd, true);
 }
 
 int out_set_size(struct out_file *f, uint64_t size)
 {
-	return ftruncate(f->fd, (off_t)size);
+	int fd = out_fd(f), r;
+
+	if (fd < 0)
+		return -1;
+	r = ftruncate(fd, (off_t)size);
+	return out_fd_done(f, fd, r == 0);
 }

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define OUT_NAME 256 /* NAME_MAX + 1: the longest output name */
 
@@ -36,8 +37,11 @@ enum { OUT_NONE, OUT_TEMP, OUT_LINKED, OUT_RENAMED };
 struct out_file {
 	char name[OUT_NAME];      /* the final name in DIR */
 	char tmp[OUT_NAME + 40];  /* the temporary name while OUT_TEMP */
-	int fd;                   /* open while OUT_TEMP (meaningless otherwise) */
+	int fd;                   /* open while OUT_TEMP, -1 once parked */
 	int state;                /* OUT_*; a zeroed out_file is OUT_NONE */
+	int dir_fd;               /* DIR, to open a parked file again */
+	dev_t dev;                /* the file created, to know it again */
+	ino_t ino;
 };
 
 /* mkdir -p DIR, open it and check who may write into it; -1 with err. */
@@ -61,8 +65,16 @@ int out_commit(struct out_dir *d, struct out_file *f, char *err, size_t errlen);
  * (the temporary file; a committed file that replaced nothing). */
 void out_discard(struct out_dir *d, struct out_file *f);
 
+/* Close f's descriptor, keeping the file under its temporary name: a
+ * receiver of 4096 blocks need not hold 4096 descriptors.  A parked file
+ * is opened again for each write (by its temporary name, never following
+ * a link) and must be the file out_create created (device and inode; else
+ * -1 with errno ESTALE).  0, or -1 with errno (the close failed). */
+int out_park(struct out_file *f);
+
 /* Write N bytes of a chunk at offset OFF of f, unless they are all zero:
- * images are sparse, the holes read as zeros.  0, or -1 with errno. */
+ * images are sparse, the holes read as zeros.  0, or -1 with errno.
+ * Threads may write different ranges of one parked file at once. */
 int out_write_chunk(struct out_file *f, uint64_t off, const void *p, size_t n);
 /* The file's final size (the holes at its end included); 0 or -1, errno. */
 int out_set_size(struct out_file *f, uint64_t size);

@@ -172,6 +172,8 @@ int rdmig_qs_ramblock_row(char *line, struct rdmig_qs_ramblock *row);
 #define RDMIG_RR_MAX_PHASES 1000000u
 #define RDMIG_RR_MAX_BLOCK_BYTES (1ull << 40) /* 1 TiB per block */
 #define RDMIG_RR_MAX_RECORD_BYTES (64u << 20)
+/* All blocks together: 16 TiB, a plan of 64 MiB (4 bytes per 1 MiB chunk) */
+#define RDMIG_RR_MAX_RAM_BYTES (16ull << 40)
 
 struct rdmig_rr_block {
 	char *name;          /* QEMU's block name (may contain spaces) */
@@ -198,9 +200,29 @@ struct rdmig_replay_record {
 };
 
 /* Parse text (len bytes, need not be NUL-terminated) into r.  Returns 0,
- * or -1 with "line N: ..." in err; r is then empty. */
+ * or -1 with "line N: ..." in err; r is then empty.  What the parse costs
+ * follows from the text and from what its blocks claim, at most
+ * RDMIG_RR_MAX_RAM_BYTES in all: 4 bytes per 1 MiB chunk for the plan, as
+ * much again while parsing; every chunk is given its pass once, however
+ * many `touched` lines name it (they must come in phase order). */
 int rdmig_rr_parse(const char *text, size_t len, struct rdmig_replay_record *r, char *err,
 		   size_t errlen);
+
+/*
+ * The record's directory as the caller sees it: the size of the image
+ * named file (a name rdmig_rr_parse_dir has checked to be one path
+ * component), or -1 with why it is refused in err (missing, not a regular
+ * file, ...; errlen is at least 64).  Called once per `block` line, before
+ * anything is allocated for the block.
+ */
+typedef int (*rdmig_rr_image_fn)(void *ctx, const char *file, uint64_t *size, char *err,
+				 size_t errlen);
+/* rdmig_rr_parse, with every block's length checked against its image's
+ * real size (image(ctx, ...)) as its line is read: a record then costs
+ * what its text and the images really there cost, and one claiming
+ * blocks its directory does not hold is refused at the first of them. */
+int rdmig_rr_parse_dir(const char *text, size_t len, rdmig_rr_image_fn image, void *ctx,
+		       struct rdmig_replay_record *r, char *err, size_t errlen);
 void rdmig_rr_free(struct rdmig_replay_record *r);
 
 /*

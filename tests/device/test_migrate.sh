@@ -41,7 +41,7 @@ fi
 case_index() {
 	local i=0 c
 	for c in shapes_dynamic shapes_pin_all large ipv6_listen several_in_a_row \
-		inline_auto_vs_off bad_input verify_modes; do
+		inline_auto_vs_off bad_input verify_modes many_blocks; do
 		[ "$c" = "$1" ] && { echo $i; return 0; }
 		i=$((i + 1))
 	done
@@ -351,7 +351,8 @@ case_several_in_a_row() {
 }
 
 # The default (xxh64), --verify xxh3-128 and sha256 on send, --verify off
-# on send, --verify off on recv: the data arrives byte for byte each time;
+# on send (refused by a recv that verifies, taken by one given --verify
+# off), --verify off on recv: the data arrives byte for byte each time;
 # verified only when both check.
 case_verify_modes() {
 	local f=$WORK/v.bin out
@@ -368,11 +369,21 @@ case_verify_modes() {
 	migrate sha "$PORT" "$out" "" --verify sha256 "$f" || fail "sha256: did not start"
 	migration_checks sha "send --verify sha256" "$out" "$f"
 	check "send --verify sha256: recv says sha256" grep -q '"verify": "sha256"' "$WORK/sha.recv.json"
+	# the receiver decides: a source without checksums is refused ...
+	out=$WORK/out_srefused
+	migrate srefused "$PORT" "$out" "" --verify off "$f" || fail "send off: did not start"
+	check "send --verify off, recv verifying: recv refuses (exit $RECV_RC)" [ "$RECV_RC" = 1 ]
+	check "send --verify off, recv verifying: the message names both sides" \
+		grep -q 'no checksums (--verify off there) and this recv verifies (--verify on here)' \
+		"$WORK/srefused.recv.err"
+	check "send --verify off, recv verifying: no image is left" \
+		eval '[ -z "$(ls "$out" 2>/dev/null)" ]'
+	# ... unless recv too was given --verify off
 	out=$WORK/out_soff
-	migrate soff "$PORT" "$out" "" --verify off "$f" || fail "send off: did not start"
-	check "send --verify off: both exit 0 ($SEND_RC/$RECV_RC)" [ "$SEND_RC$RECV_RC" = 00 ]
-	check "send --verify off: the output equals its input" same_files "$out" "$f"
-	check "send --verify off: recv reports it unverified" \
+	migrate soff "$PORT" "$out" "--verify off" --verify off "$f" || fail "send off: did not start"
+	check "send and recv --verify off: both exit 0 ($SEND_RC/$RECV_RC)" [ "$SEND_RC$RECV_RC" = 00 ]
+	check "send and recv --verify off: the output equals its input" same_files "$out" "$f"
+	check "send and recv --verify off: recv reports it unverified" \
 		eval 'grep -q "\"verify\": \"off\"" "$WORK/soff.recv.json" && grep -q "\], \"verified\": false" "$WORK/soff.recv.json"'
 	out=$WORK/out_roff
 	migrate roff "$PORT" "$out" "--verify off" "$f" || fail "recv off: did not start"
@@ -470,7 +481,26 @@ case_bad_input() {
 	fi
 }
 
+# 4096 blocks, the formats' maximum, under a limit of 256 open files (the
+# usual is 1024): recv holds no descriptor per image while they wait to
+# be verified and named (outdir.h, out_park).
+case_many_blocks() {
+	local d=$WORK/many out=$WORK/out_many files
+	mkdir -p "$d"
+	head -c $((4096 * 4096)) /dev/urandom >"$d/all"
+	(cd "$d" && split -b 4096 -a 4 -d all b && rm all) # b0000 .. b4095: one process
+	files=("$d"/b*)
+	check "4096 files to send" [ "${#files[@]}" = 4096 ]
+	ulimit -n 256 # soft and hard, for send and recv (send maps its files and closes them)
+	migrate many "$PORT" "$out" "" "${files[@]}" || fail "4096 blocks: did not start"
+	check "4096 blocks under ulimit -n 256: both exit 0 ($SEND_RC/$RECV_RC)" \
+		[ "$SEND_RC$RECV_RC" = 00 ]
+	check "4096 blocks: the outputs equal their inputs" same_files "$out" "${files[@]}"
+	check "4096 blocks: verified" grep -q '"verified": true' "$WORK/many.recv.json"
+}
+
 case $CASE in
+many_blocks) case_many_blocks ;;
 shapes_dynamic) case_shapes dynamic ;;
 shapes_pin_all) case_shapes pin_all ;;
 large) case_large ;;

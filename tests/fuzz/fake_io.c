@@ -208,8 +208,9 @@ static struct engine_mr *fake_reg(void *ctx, void *addr, uint64_t length,
 	mr = malloc(sizeof(*mr));
 	if (!mr)
 		fake_fail("out of memory");
-	*mr = (struct engine_mr){addr, length, FAKE_RKEY_BASE + (uint32_t)idx,
-				 FAKE_RKEY_BASE + (uint32_t)idx};
+	*mr = (struct engine_mr){.addr = addr, .length = length,
+				 .lkey = FAKE_RKEY_BASE + (uint32_t)idx,
+				 .rkey = FAKE_RKEY_BASE + (uint32_t)idx};
 	fake.regions[idx] = (struct fake_region){addr, length, true};
 	fake.nregions++;
 	fake.live_regions++;

@@ -2,7 +2,9 @@
 /*
  * test_cli_hardening.c - the tool's pure guards: recv's --allow rules, the
  * locked memory a migration needs, reading CAP_IPC_LOCK from
- * /proc/self/status, and what SIGINT/SIGTERM leave for the library.
+ * /proc/self/status, what SIGINT/SIGTERM leave for the library, and what
+ * recv takes from a source: unverified images only when recv says so,
+ * stream.bin within --max-total with the RAM.
  */
 #include <arpa/inet.h>
 #include <linux/capability.h>
@@ -370,6 +372,33 @@ TEST(made_directories_are_removed)
 	snprintf(keep, sizeof(keep), "%s/a", base);
 	rmdir(keep);
 	CHECK_OK(rmdir(base));
+}
+
+TEST(recv_refuses_a_source_without_checksums_unless_told_verify_off)
+{
+	char err[512] = "";
+
+	CHECK_OK(recv_verify_policy(false, false, err, sizeof(err)));
+	CHECK_OK(recv_verify_policy(true, false, err, sizeof(err)));
+	CHECK_OK(recv_verify_policy(true, true, err, sizeof(err)));
+	CHECK_EQ(recv_verify_policy(false, true, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "--verify off there");
+	CHECK_STR_CONTAINS(err, "--verify on here");
+	CHECK_STR_CONTAINS(err, "give recv --verify off");
+}
+
+TEST(stream_bin_counts_with_the_ram_against_max_total)
+{
+	const uint64_t g = 1ull << 30;
+
+	CHECK(recv_stream_fits(4 * g, 3 * g, 0, g));
+	CHECK(!recv_stream_fits(4 * g, 3 * g, 0, g + 1));
+	CHECK(!recv_stream_fits(4 * g, 3 * g, g, 1));
+	CHECK(recv_stream_fits(4 * g, 0, 0, 4 * g)); /* before the blocks are known */
+	CHECK(!recv_stream_fits(4 * g, 0, 4 * g, 1));
+	CHECK(!recv_stream_fits(4 * g, 5 * g, 0, 0));
+	CHECK(!recv_stream_fits(UINT64_MAX, UINT64_MAX - 1, 1, UINT64_MAX)); /* no wrap */
+	CHECK(recv_stream_fits(UINT64_MAX, UINT64_MAX - 1, 1, 0));
 }
 
 CHECK_MAIN()

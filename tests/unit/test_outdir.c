@@ -3,11 +3,14 @@
  * test_outdir.c - recv's output files (tools/outdir.c, issue 15 item 2 and
  * the sparse images of item 3): what someone who can write into --out
  * plants there (a symlink, a FIFO, a file) is never followed, opened or
- * truncated; outputs appear only when committed; who may own --out.
+ * truncated; outputs appear only when committed; who may own --out; a
+ * parked output (no descriptor held: 4096 images need none) is written
+ * by opening it again, and only if it is still the file created.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,7 +38,7 @@ static void cleanup_dir(void)
 /* DIR/name, in one of two buffers (a call may take two paths) */
 static char *path(const char *name)
 {
-	static char p[2][256];
+	static char p[2][512]; /* DIR and a temporary name (out_file.tmp) */
 	static int k;
 	k ^= 1;
 	snprintf(p[k], sizeof(p[k]), "%s/%s", dir, name);
@@ -245,6 +248,74 @@ TEST(images_are_sparse)
 	cleanup_dir();
 	free(mem);
 	free(back);
+}
+
+/* 4096 parked outputs under a limit of 64 descriptors: written, sized and
+ * named, none held open in between. */
+TEST(parked_outputs_need_no_descriptor_each)
+{
+	static struct out_file f[4096];
+	struct out_dir d;
+	struct rlimit old, low;
+	char name[32], want[32];
+	int ok = 1;
+
+	fresh_dir();
+	CHECK_OK(out_dir_open(&d, dir, false, err, sizeof(err)));
+	CHECK_OK(getrlimit(RLIMIT_NOFILE, &old));
+	low = (struct rlimit){64, old.rlim_max};
+	CHECK_OK(setrlimit(RLIMIT_NOFILE, &low));
+	for (unsigned i = 0; i < 4096 && ok; i++) {
+		snprintf(name, sizeof(name), "b%u.img", i);
+		snprintf(want, sizeof(want), "block %u", i);
+		ok = !out_create(&d, &f[i], name, err, sizeof(err)) && !out_park(&f[i]);
+	}
+	for (unsigned i = 0; i < 4096 && ok; i++) {
+		snprintf(want, sizeof(want), "block %u", i);
+		ok = !out_write_chunk(&f[i], 0, want, strlen(want)) &&
+		     !out_set_size(&f[i], strlen(want)) && !out_commit(&d, &f[i], err, sizeof(err));
+	}
+	CHECK_OK(setrlimit(RLIMIT_NOFILE, &old));
+	if (!ok)
+		CHECK_FAIL_AT("4096 parked outputs under 64 descriptors: %s (%s)", err,
+			      strerror(errno));
+	CHECK(!strcmp(slurp(path("b4095.img")), "block 4095"));
+	CHECK(!strcmp(slurp(path("b0.img")), "block 0"));
+	out_dir_close(&d);
+	cleanup_dir();
+}
+
+/* Someone who can write into DIR replaces a parked temporary file by
+ * another file, or by a link: the next write refuses, and writes nothing
+ * into either. */
+TEST(a_parked_output_replaced_meanwhile_is_not_written)
+{
+	struct out_dir d;
+	struct out_file f;
+	int fd;
+
+	fresh_dir();
+	CHECK_OK(out_dir_open(&d, dir, true, err, sizeof(err)));
+	CHECK_OK(out_create(&d, &f, "pc.ram.img", err, sizeof(err)));
+	CHECK_OK(out_park(&f));
+	CHECK_OK(out_write_chunk(&f, 0, "ours", 4));
+	fd = open(path("planted"), O_WRONLY | O_CREAT, 0644);
+	CHECK(fd >= 0 && write(fd, "theirs", 6) == 6 && !close(fd));
+	CHECK_EQ(rename(path("planted"), path(f.tmp)), 0);
+	errno = 0;
+	CHECK_EQ(out_write_chunk(&f, 0, "data", 4), -1);
+	CHECK_EQ(errno, ESTALE);
+	CHECK_EQ(out_set_size(&f, 1 << 20), -1);
+	CHECK(!strcmp(slurp(path(f.tmp)), "theirs"));
+	CHECK_EQ(unlink(path(f.tmp)), 0);
+	fd = open(path("victim"), O_WRONLY | O_CREAT, 0644);
+	CHECK(fd >= 0 && write(fd, "precious", 8) == 8 && !close(fd));
+	CHECK_EQ(symlink(path("victim"), path(f.tmp)), 0);
+	CHECK_EQ(out_write_chunk(&f, 0, "data", 4), -1);
+	CHECK(!strcmp(slurp(path("victim")), "precious"));
+	out_discard(&d, &f);
+	out_dir_close(&d);
+	cleanup_dir();
 }
 
 CHECK_MAIN()

@@ -202,4 +202,42 @@ TEST(a_range_marks_every_record_chunk_it_overlaps)
 	teardown(&s, bytes);
 }
 
+/* record.txt of 20000 passes over a 1 TiB block: each pass's touched line
+ * came from a walk of all 1,048,576 chunks (twice), 4 x 10^10 steps;
+ * now the chunks are swept once for every pass together. */
+TEST(touched_lines_are_written_in_one_sweep_of_the_chunks)
+{
+	const uint64_t bytes = 1ull << 40;
+	const uint32_t passes = 20000;
+	size_t size = 8u << 20;
+	char *text = malloc(size), want[128];
+	struct rq_state s;
+	double t0, dt;
+
+	setup(&s, bytes);
+	CHECK(s.rb[0].mem != MAP_FAILED);
+	CHECK_OK(rq_add_phase(&s, RDMIG_QREC_RAM_BLOCKS));
+	CHECK_OK(rq_end_pass(&s));
+	/* pass j + 2 registers chunks 2j and 2j + 1 and compresses 2j + 3,
+	 * which the next pass registers: zero here, data there */
+	for (uint32_t j = 0; j < passes; j++) {
+		CHECK_OK(note(&s, RDMIG_EV_REGISTERED, 0, 2ull * j * MIB, 2 * MIB));
+		CHECK_OK(note(&s, RDMIG_EV_COMPRESSED, 0, (2ull * j + 3) * MIB, MIB));
+		CHECK_OK(rq_end_pass(&s));
+	}
+	t0 = rdmig_monotonic_seconds();
+	record_text(&s, text, size);
+	dt = rdmig_monotonic_seconds() - t0;
+	fprintf(stderr, "record.txt of %u touched passes over 1 TiB written in %.3f s\n", passes, dt);
+	CHECK(dt < 5.0);
+	CHECK_STR_CONTAINS(text, "\ntouched 2 block=0 data=0-1 zero=3\n");
+	CHECK_STR_CONTAINS(text, "\ntouched 3 block=0 data=2-3 zero=5\n");
+	snprintf(want, sizeof(want), "\ntouched %u block=0 data=%u-%u zero=%u\n", passes + 1,
+		 2 * (passes - 1), 2 * (passes - 1) + 1, 2 * (passes - 1) + 3);
+	CHECK_STR_CONTAINS(text, want);
+	CHECK(!strstr(text, "touched 1 "));
+	free(text);
+	teardown(&s, bytes);
+}
+
 CHECK_MAIN()

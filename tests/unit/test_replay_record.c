@@ -6,7 +6,9 @@
  * the last pass), and every rule rejects what breaks it with the line and
  * field.  Inputs are exact-size heap copies so that ASan catches over-reads.
  */
+#include <stdarg.h>
 #include <stdlib.h>
+#include <time.h>
 #include "check.h"
 #include <rdmig/qemu.h>
 
@@ -182,6 +184,158 @@ TEST(empty_truncated_and_binary_records_are_refused)
 	}
 	CHECK_EQ(rdmig_rr_parse(nul, sizeof(nul) - 1, &r, err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "NUL byte");
+}
+
+/* ------------------------------------------- what a record may cost -- */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A growing text buffer for generated records. */
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (t->len + (size_t)n + 1 > t->cap) {
+		t->cap = (t->len + (size_t)n + 1) * 2;
+		t->p = realloc(t->p, t->cap);
+	}
+	va_start(ap, fmt);
+	vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+	t->len += (size_t)n;
+}
+
+/* nblocks blocks of len bytes each, then phases 0 and 1. */
+static void head(struct text *t, uint32_t nblocks, uint64_t len)
+{
+	add(t, "rdmig-qemu-record 1\nmachine -\npin_all 0\nblocks %u total=0\n", nblocks);
+	for (uint32_t i = 0; i < nblocks; i++)
+		add(t, "block %u offset=- length=%llu chunks=%llu file=b%u.img name=b%u\n", i,
+		    (unsigned long long)len, (unsigned long long)((len + (1u << 20) - 1) >> 20), i, i);
+	add(t, "phase 0 ram_blocks_request offset=0 hook=0 t=0\n"
+	       "phase 1 registration offset=0 hook=0 t=0\n");
+}
+
+/* The issue's hostile record: 4096 blocks of 1 TiB (16 GiB of plan, and
+ * minutes, before the images were looked at).  Refused at the 17th block,
+ * when the claims pass 16 TiB, having planned at most 64 MiB. */
+TEST(a_record_claiming_more_than_16_tib_is_refused_at_the_block_that_passes_it)
+{
+	struct text t = {0};
+	struct rdmig_replay_record r;
+	char err[512] = "";
+	double t0;
+
+	head(&t, RDMIG_RR_MAX_BLOCKS, 1ull << 40);
+	add(&t, "stream bytes=0\nend ok\n");
+	t0 = now();
+	CHECK_EQ(rdmig_rr_parse(t.p, t.len, &r, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "line 21: block 16: the blocks claim more than 17592186044416 bytes");
+	CHECK(now() - t0 < 10.0);
+	free(t.p);
+}
+
+/* The directory as rdmig send --qemu-replay sees it, faked: b0.img is
+ * 3 MiB, b1.img is refused, the rest do not exist. */
+struct fake_dir {
+	unsigned calls;
+};
+
+static int fake_image(void *ctx, const char *file, uint64_t *size, char *err, size_t errlen)
+{
+	struct fake_dir *d = ctx;
+
+	d->calls++;
+	if (!strcmp(file, "b0.img")) {
+		*size = 3ull << 20;
+		return 0;
+	}
+	snprintf(err, errlen, "%s", strcmp(file, "b1.img") ? "no such file" : "a symbolic link");
+	return -1;
+}
+
+TEST(each_block_is_checked_against_its_image_before_it_is_planned)
+{
+	struct text t = {0};
+	struct rdmig_replay_record r;
+	struct fake_dir d = {0};
+	char err[512] = "";
+
+	/* the hostile record again: refused at its first block, which claims
+	 * 1 TiB of a 3 MiB file; the message gives the claim, not the size */
+	head(&t, RDMIG_RR_MAX_BLOCKS, 1ull << 40);
+	add(&t, "stream bytes=0\nend ok\n");
+	CHECK_EQ(rdmig_rr_parse_dir(t.p, t.len, fake_image, &d, &r, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "line 5: block 0: image 'b0.img' does not have the record's "
+				"length=1099511627776 bytes");
+	CHECK(!strstr(err, "3145728"));
+	CHECK_EQ(d.calls, 1u);
+	CHECK_EQ(r.nblocks, 0u);
+	t.len = 0;
+	/* the right length for b0; b1's refusal is passed on with its name */
+	head(&t, 2, 3ull << 20);
+	add(&t, "stream bytes=0\nend ok\n");
+	CHECK_EQ(rdmig_rr_parse_dir(t.p, t.len, fake_image, &d, &r, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "line 6: block 1: image 'b1.img': a symbolic link");
+	t.len = 0;
+	head(&t, 1, 3ull << 20);
+	add(&t, "stream bytes=0\nend ok\n");
+	CHECK_OK(rdmig_rr_parse_dir(t.p, t.len, fake_image, &d, &r, err, sizeof(err)));
+	CHECK_EQ(r.ram_bytes, 3ull << 20);
+	rdmig_rr_free(&r);
+	free(t.p);
+}
+
+/* 100,000 `touched` lines over all of a 1 TiB block took about 100 s (each
+ * walked its million chunks); now each chunk is given its pass once. */
+TEST(touched_lines_over_a_whole_block_cost_its_chunks_once)
+{
+	struct text t = {0};
+	struct rdmig_replay_record r;
+	char err[512] = "";
+	double t0, took;
+
+	head(&t, 1, 1ull << 40);
+	add(&t, "touched 1 block=0 data=5-9 zero=-\n");
+	add(&t, "phase 2 registration offset=0 hook=0 t=0\n");
+	for (int i = 0; i < 100000; i++)
+		add(&t, "touched 2 block=0 data=0-1048575 zero=3,0-1048575\n");
+	add(&t, "stream bytes=0\nend ok\n");
+	t0 = now();
+	CHECK_OK(rdmig_rr_parse(t.p, t.len, &r, err, sizeof(err)));
+	took = now() - t0;
+	CHECK_EQ(r.blocks[0].send_phase[4], 2u);
+	CHECK_EQ(r.blocks[0].send_phase[5], 1u); /* its first pass */
+	CHECK_EQ(r.blocks[0].send_phase[9], 1u);
+	CHECK_EQ(r.blocks[0].send_phase[10], 2u);
+	CHECK_EQ(r.blocks[0].send_phase[1048575], 2u);
+	if (took > 10.0)
+		CHECK_FAIL_AT("parsing took %.1f s", took);
+	rdmig_rr_free(&r);
+	free(t.p);
+}
+
+TEST(touched_lines_out_of_phase_order_are_refused)
+{
+	refused("touched 3 block=1 data=0 zero=-\n", "touched 3 block=1 data=0 zero=-\ntouched 2 "
+		"block=1 data=0 zero=-\n", "line 14: chunks touched in phase 2 after phase 3");
 }
 
 CHECK_MAIN()
