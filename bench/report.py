@@ -386,7 +386,7 @@ def qemu11_part(res):
     rows = res.get("bulk", {}).get("rows", [])
     get = {(r["kind"], r["device"], r["image"], r["registration"]): r for r in rows}
     table = []
-    for q in sorted({r for r in rows if r["kind"].startswith("qemu11")},
+    for q in sorted([r for r in rows if r["kind"].startswith("qemu11")],
                     key=lambda r: (r["device"], r["image"], r["registration"], r["kind"])):
         suffix = q["kind"][len("qemu11"):]
         chunk = int(suffix[1:-1]) if suffix else 1
