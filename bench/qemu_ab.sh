@@ -63,12 +63,22 @@ ab_granted() {
 }
 
 # ab_rtt TRACE: "p50 p99 n" of the REGISTER round trips (us) in the
-# source's trace: each request to the result that follows it (the log
-# backend's lines start "PID@SECONDS.MICROS:event")
+# source's trace: each request to the result that follows it (a round
+# trip across midnight UTC would be lost)
 ab_rtt() {
-	awk -F'[@:]' '
-		/qemu_rdma_write_one_sendreg / { t = $2; next }
-		/qemu_rdma_write_one_recvregres / && t != "" { printf "%.1f\n", ($2 - t) * 1e6; t = "" }' \
+	awk '
+		# the time of a line: "2026-12-03T10:10:05.711064Z event" (QEMU 10.2
+		# and later with -msg timestamp=on) or "PID@SECONDS.MICROS:event"
+		function when(f,   a, b) {
+			if (f ~ /^[0-9]+-[0-9]+-[0-9]+T/) {
+				split(f, a, "T"); split(a[2], b, ":")
+				return b[1] * 3600 + b[2] * 60 + b[3]
+			}
+			split(f, a, "[@:]")
+			return a[2]
+		}
+		/qemu_rdma_write_one_sendreg / { t = when($1); next }
+		/qemu_rdma_write_one_recvregres / && t != "" { printf "%.1f\n", (when($1) - t) * 1e6; t = "" }' \
 		"$1" 2>/dev/null | sort -n | awk '
 		{ r[n++] = $1 }
 		END {
