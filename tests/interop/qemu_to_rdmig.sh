@@ -258,7 +258,7 @@ qemu_sent_inline() {
 	[ "$QEMU_VERSION" = inline ] || return 0
 	n=$(grep -c 'qemu_rdma_post_send_control_inline ' "$t" 2>/dev/null)
 	c=$(grep -c 'qemu_rdma_post_send_control_copy ' "$t" 2>/dev/null)
-	g=$(sed -n 's/.*qemu_rdma_alloc_qp_inline inline data asked \([0-9]*\) written back \([0-9]*\) granted \([0-9]*\) tries \([0-9]*\).*/asked \1, written back \2, granted \3, tries \4/p' "$t" 2>/dev/null | head -n1)
+	g=$(sed -n 's/.*qemu_rdma_alloc_qp_inline inline data asked \([0-9]*\) written back \([0-9]*\) granted \([0-9]*\) send SGEs \([0-9]*\) tries \([0-9]*\).*/asked \1, written back \2, granted \3, send SGEs \4, tries \5/p' "$t" 2>/dev/null | head -n1)
 	check "$1: the patched QEMU sent ${n:-0} control messages inline, ${c:-0} copied (QP: ${g:-no trace})" \
 		test "${n:-0}" -gt 0 -a -n "$g"
 }
@@ -586,7 +586,7 @@ mode_chunk() {
 	check "$tag: the destination's x-rdma-chunk-size was $bytes" \
 		test "$(json_num "$WORK/$tag-rdst.params" x-rdma-chunk-size)" = "$bytes"
 	if check_replay "$tag" dynamic; then
-		rq=$(json_num "$WORK/$tag.replay.json" register_round_trips)
+		rq=$(json_num "$WORK/$tag.replay.json" register_requests)
 		check "$tag: the replay registered in $size chunks: $rq round trips, at most $most" \
 			test "${rq:-0}" -gt 0 -a "${rq:-0}" -le "$most"
 		check_cont "$tag"
