@@ -23,32 +23,7 @@
 #include "cli_qemu.h"
 #include <rdmig/imgstream.h>
 
-/* The destination memory of one block and what became of it. */
-struct recv_block {
-	uint8_t *mem;   /* NULL for an empty block */
-	char file[RDMIG_IMGS_FILE_NAME];
-	struct out_file img; /* DIR/file while it is written (outdir.h) */
-};
-
-struct recv_state {
-	struct recv_args a;
-	struct rdmig_imgs_parser ps;
-	struct recv_block *rb;
-	struct rdmig_block *blocks;
-	struct out_file stream; /* DIR/stream.bin, from the first valid bytes on */
-	struct rdmig_listener *l;
-	struct rdmig_conn *conn;
-	struct rdmig_dest *dest;
-	struct rdmig_engine_stats st;
-	struct mig_progress prog;  /* the progress line: spans landed */
-	struct rdmig_verify vf;          /* span digests, checked as they arrive */
-	struct rdmig_verify_block *res;  /* per block, once verified */
-	bool verify_off;           /* --verify off */
-	atomic_int write_errno;    /* the first failed image write (pool threads) */
-	int blocks_set, verified;
-	double t_start, t_end, write_seconds;
-	char err[768];
-};
+#include "recv_files.h"
 
 static void recv_usage(FILE *f)
 {
@@ -382,86 +357,6 @@ static int write_images(struct recv_state *s)
 	return 0;
 }
 
-static struct json_object *json_blocks(const struct recv_state *s)
-{
-	struct json_object *arr = cj_array();
-
-	for (uint32_t i = 0; i < s->ps.count; i++) {
-		struct json_object *b = cj_object();
-		char hex[RDMIG_DIGEST_HEX_MAX];
-
-		rdmig_digest_hex(s->res[i].digest, s->vf.dsize, hex);
-		cj_str(b, "name", s->ps.blocks[i].name);
-		cj_str(b, "file", s->rb[i].file);
-		cj_u64(b, "length", s->ps.blocks[i].length);
-		cj_str(b, "digest", hex);
-		cj_bool(b, "verified", s->res[i].ok);
-		cj_push(arr, b);
-	}
-	return arr;
-}
-
-static void print_json(const struct recv_state *s)
-{
-	double secs = s->t_end - s->t_start;
-	struct json_object *o = cj_summary();
-	struct rdmig_caps caps;
-
-	rdmig_conn_caps(s->conn, &caps);
-	cj_str(o, "listen", s->a.host);
-	cj_i64(o, "port", rdmig_listener_port(s->l));
-	cj_str(o, "out", s->a.out);
-	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
-	cj_add(o, "blocks", json_blocks(s));
-	cj_bool(o, "verified", s->verified);
-	cj_u64(o, "bytes_total", s->ps.total);
-	cj_u64(o, "bytes_compressed", s->st.bytes_compressed);
-	cj_u64(o, "stream_bytes", s->st.stream_bytes);
-	cj_fixed(o, "seconds", secs, 6);
-	cj_str(o, "verify", rdmig_digest_name(s->vf.alg));
-	cj_u64(o, "hash_threads", s->vf.threads);
-	cj_fixed(o, "hash_seconds", s->vf.hash_seconds, 6);
-	cj_fixed(o, "hash_exposed_seconds", s->vf.exposed_seconds, 6);
-	cj_fixed(o, "write_seconds", s->write_seconds, 6);
-	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->ps.total / secs / 1e6 : 0.0, 2);
-	cj_u64(o, "iterations", s->st.iterations);
-	cj_u64(o, "register_requests", s->st.register_requests);
-	cj_u64(o, "chunks_registered", s->st.chunks_registered);
-	cj_fixed(o, "register_seconds", s->st.register_seconds, 6);
-	mig_json_conn(o, s->conn);
-	cj_summary_print(o);
-}
-
-static void print_human(const struct recv_state *s)
-{
-	double secs = s->t_end - s->t_start;
-	uint32_t good = 0;
-	char a[32], b[32];
-
-	for (uint32_t i = 0; i < s->ps.count; i++)
-		good += (uint32_t)s->res[i].ok;
-	printf("recv: %u block%s, %s in %.2f s (%.1f MB/s), %llu iteration%s, %llu registrations "
-	       "served (%.2f s registering), %s compressed\n", s->ps.count,
-	       s->ps.count == 1 ? "" : "s", mig_size(s->ps.total, a, sizeof(a)), secs,
-	       secs > 0 ? (double)s->ps.total / secs / 1e6 : 0.0,
-	       (unsigned long long)s->st.iterations, s->st.iterations == 1 ? "" : "s",
-	       (unsigned long long)s->st.register_requests, s->st.register_seconds,
-	       mig_size(s->st.bytes_compressed, b, sizeof(b)));
-	mig_print_conn("recv", s->conn);
-	if (s->vf.alg == RDMIG_DIGEST_OFF)
-		printf("recv: not verified (--verify off %s); images in %s/\n",
-		       s->verify_off ? "here" : "at the source", s->a.out);
-	else
-		printf("recv: %s verified %u/%u block%s as they landed (%.2f s on %u thread%s, "
-		       "%.2f s after the data)%s%s%s\n",
-		       rdmig_digest_name(s->vf.alg), good, s->ps.count, s->ps.count == 1 ? "" : "s",
-		       s->vf.hash_seconds, s->vf.threads, s->vf.threads == 1 ? "" : "s",
-		       s->vf.exposed_seconds, s->verified ? "; images in " : "",
-		       s->verified ? s->a.out : "", s->verified ? "/" : "");
-}
-
-/* ------------------------------------------------------------- main -- */
-
 static int accept_one(struct recv_state *s)
 {
 	int ret;
@@ -488,43 +383,6 @@ static void cleanup(struct recv_state *s)
 	free(s->blocks);
 	rdmig_imgs_parser_free(&s->ps);
 	out_dir_close(&s->a.dir); /* the outputs were committed or discarded */
-}
-
-static int report_mismatches(const struct recv_state *s)
-{
-	uint32_t bad = 0;
-	char msg[160];
-
-	for (uint32_t i = 0; i < s->ps.count; i++) {
-		const struct rdmig_verify_block *r = &s->res[i];
-		uint64_t span = 1ull << s->ps.prm.span_shift, at = (uint64_t)r->bad_span * span;
-		char got[RDMIG_DIGEST_HEX_MAX], want[RDMIG_DIGEST_HEX_MAX];
-
-		if (r->ok)
-			continue;
-		bad++;
-		if (r->bad_span >= 0) {
-			fprintf(stderr,
-				"rdmig: recv: block '%s': bytes %llu..%llu differ from what "
-				"the source sent (%s of span %lld)\n",
-				s->ps.blocks[i].name, (unsigned long long)at,
-				(unsigned long long)(at + span < s->ps.blocks[i].length
-							 ? at + span
-							 : s->ps.blocks[i].length),
-				rdmig_digest_name(s->vf.alg), (long long)r->bad_span);
-			continue;
-		}
-		rdmig_digest_hex(r->digest, s->vf.dsize, got);
-		rdmig_digest_hex(s->ps.blocks[i].digest, s->vf.dsize, want);
-		fprintf(stderr,
-			"rdmig: recv: block '%s': %s mismatch: received %s, the source sent "
-			"%s\n",
-			s->ps.blocks[i].name, rdmig_digest_name(s->vf.alg), got, want);
-	}
-	/* the lines above say where; this one says what, once */
-	snprintf(msg, sizeof(msg), "%u of %u block%s differ from what the source sent; no "
-		 "image was kept", bad, s->ps.count, s->ps.count == 1 ? "" : "s");
-	return cli_fail_code("recv", "verify_mismatch", msg);
 }
 
 /* SIGINT or SIGTERM: tell the source (if one is connected), remove what

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cli_recv_report.c - what `rdmig recv` says when it is done: the JSON
+ * summary (rdmig-json(7)), the human one, and the blocks whose spans did
+ * not match their digests.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "cli_json.h"
+#include "recv_files.h"
+
+static struct json_object *json_blocks(const struct recv_state *s)
+{
+	struct json_object *arr = cj_array();
+
+	for (uint32_t i = 0; i < s->ps.count; i++) {
+		struct json_object *b = cj_object();
+		char hex[RDMIG_DIGEST_HEX_MAX];
+
+		rdmig_digest_hex(s->res[i].digest, s->vf.dsize, hex);
+		cj_str(b, "name", s->ps.blocks[i].name);
+		cj_str(b, "file", s->rb[i].file);
+		cj_u64(b, "length", s->ps.blocks[i].length);
+		cj_str(b, "digest", hex);
+		cj_bool(b, "verified", s->res[i].ok);
+		cj_push(arr, b);
+	}
+	return arr;
+}
+
+void print_json(const struct recv_state *s)
+{
+	double secs = s->t_end - s->t_start;
+	struct json_object *o = cj_summary();
+	struct rdmig_caps caps;
+
+	rdmig_conn_caps(s->conn, &caps);
+	cj_str(o, "listen", s->a.host);
+	cj_i64(o, "port", rdmig_listener_port(s->l));
+	cj_str(o, "out", s->a.out);
+	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
+	cj_add(o, "blocks", json_blocks(s));
+	cj_bool(o, "verified", s->verified);
+	cj_u64(o, "bytes_total", s->ps.total);
+	cj_u64(o, "bytes_compressed", s->st.bytes_compressed);
+	cj_u64(o, "stream_bytes", s->st.stream_bytes);
+	cj_fixed(o, "seconds", secs, 6);
+	cj_str(o, "verify", rdmig_digest_name(s->vf.alg));
+	cj_u64(o, "hash_threads", s->vf.threads);
+	cj_fixed(o, "hash_seconds", s->vf.hash_seconds, 6);
+	cj_fixed(o, "hash_exposed_seconds", s->vf.exposed_seconds, 6);
+	cj_fixed(o, "write_seconds", s->write_seconds, 6);
+	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->ps.total / secs / 1e6 : 0.0, 2);
+	cj_u64(o, "iterations", s->st.iterations);
+	cj_u64(o, "register_requests", s->st.register_requests);
+	cj_u64(o, "chunks_registered", s->st.chunks_registered);
+	cj_fixed(o, "register_seconds", s->st.register_seconds, 6);
+	mig_json_conn(o, s->conn);
+	cj_summary_print(o);
+}
+
+void print_human(const struct recv_state *s)
+{
+	double secs = s->t_end - s->t_start;
+	uint32_t good = 0;
+	char a[32], b[32];
+
+	for (uint32_t i = 0; i < s->ps.count; i++)
+		good += (uint32_t)s->res[i].ok;
+	printf("recv: %u block%s, %s in %.2f s (%.1f MB/s), %llu iteration%s, %llu registrations "
+	       "served (%.2f s registering), %s compressed\n", s->ps.count,
+	       s->ps.count == 1 ? "" : "s", mig_size(s->ps.total, a, sizeof(a)), secs,
+	       secs > 0 ? (double)s->ps.total / secs / 1e6 : 0.0,
+	       (unsigned long long)s->st.iterations, s->st.iterations == 1 ? "" : "s",
+	       (unsigned long long)s->st.register_requests, s->st.register_seconds,
+	       mig_size(s->st.bytes_compressed, b, sizeof(b)));
+	mig_print_conn("recv", s->conn);
+	if (s->vf.alg == RDMIG_DIGEST_OFF)
+		printf("recv: not verified (--verify off %s); images in %s/\n",
+		       s->verify_off ? "here" : "at the source", s->a.out);
+	else
+		printf("recv: %s verified %u/%u block%s as they landed (%.2f s on %u thread%s, "
+		       "%.2f s after the data)%s%s%s\n",
+		       rdmig_digest_name(s->vf.alg), good, s->ps.count, s->ps.count == 1 ? "" : "s",
+		       s->vf.hash_seconds, s->vf.threads, s->vf.threads == 1 ? "" : "s",
+		       s->vf.exposed_seconds, s->verified ? "; images in " : "",
+		       s->verified ? s->a.out : "", s->verified ? "/" : "");
+}
+
+/* ------------------------------------------------------------- main -- */
+
+int report_mismatches(const struct recv_state *s)
+{
+	uint32_t bad = 0;
+	char msg[160];
+
+	for (uint32_t i = 0; i < s->ps.count; i++) {
+		const struct rdmig_verify_block *r = &s->res[i];
+		uint64_t span = 1ull << s->ps.prm.span_shift, at = (uint64_t)r->bad_span * span;
+		char got[RDMIG_DIGEST_HEX_MAX], want[RDMIG_DIGEST_HEX_MAX];
+
+		if (r->ok)
+			continue;
+		bad++;
+		if (r->bad_span >= 0) {
+			fprintf(stderr,
+				"rdmig: recv: block '%s': bytes %llu..%llu differ from what "
+				"the source sent (%s of span %lld)\n",
+				s->ps.blocks[i].name, (unsigned long long)at,
+				(unsigned long long)(at + span < s->ps.blocks[i].length
+							 ? at + span
+							 : s->ps.blocks[i].length),
+				rdmig_digest_name(s->vf.alg), (long long)r->bad_span);
+			continue;
+		}
+		rdmig_digest_hex(r->digest, s->vf.dsize, got);
+		rdmig_digest_hex(s->ps.blocks[i].digest, s->vf.dsize, want);
+		fprintf(stderr,
+			"rdmig: recv: block '%s': %s mismatch: received %s, the source sent "
+			"%s\n",
+			s->ps.blocks[i].name, rdmig_digest_name(s->vf.alg), got, want);
+	}
+	/* the lines above say where; this one says what, once */
+	snprintf(msg, sizeof(msg), "%u of %u block%s differ from what the source sent; no "
+		 "image was kept", bad, s->ps.count, s->ps.count == 1 ? "" : "s");
+	return cli_fail_code("recv", "verify_mismatch", msg);
+}
