@@ -292,18 +292,26 @@ SHIM
 	[ -f "$WORK/shim.so" ]
 }
 
-mode_ladder() {
-	local tag=ladder-$DEVICE side
-	check "the refusing rdma_create_qp shim builds (cc)" build_shim || return
-	PRELOAD=$WORK/shim.so migrate_pair "$tag" "$PATCHED" "$PATCHED" dynamic on
-	check "$tag: patched -> patched under the shim completed ($(json_str "$WORK/$tag.migrate.json" status), total-time $(json_num "$WORK/$tag.migrate.json" total-time) ms)" \
+# shimmed_pair TAG SHIM WHAT: patched -> patched, dynamic, both sides under
+# the LD_PRELOAD shim SHIM; checks that it completed (WHAT says how) and
+# that the RAM arrived byte for byte; non-zero if it did not complete
+shimmed_pair() {
+	local tag=$1
+	PRELOAD=$2 migrate_pair "$tag" "$PATCHED" "$PATCHED" dynamic on
+	check "$tag: patched -> patched, $3, completed ($(json_str "$WORK/$tag.migrate.json" status), total-time $(json_num "$WORK/$tag.migrate.json" total-time) ms)" \
 		test "$MRC" = 0 -a "$DST" = completed
 	if [ "$MRC" != 0 ] || [ "$DST" != completed ]; then
 		show_failure "$tag"
-		return
+		return 1
 	fi
 	check "$tag: the destination's RAM file equals the source's byte for byte" \
 		cmp -s "$WORK/$tag.src.ram" "$WORK/$tag.dst.ram"
+}
+
+mode_ladder() {
+	local tag=ladder-$DEVICE side
+	check "the refusing rdma_create_qp shim builds (cc)" build_shim || return
+	shimmed_pair "$tag" "$WORK/shim.so" "under the shim" || return
 	for side in src dst; do
 		echo "# $tag $side: $(alloc_line "$tag.$side"); inline [$(by_type "$tag.$side" inline)], copied [$(by_type "$tag.$side" copied)]"
 		check "$tag: the $side's QP was refused 40 and 32, then granted 16 on the third try" \
@@ -369,15 +377,7 @@ SHIM
 mode_postfail() {
 	local tag=postfail-$DEVICE side n_in n_fail
 	check "the shim that rejects inline posts builds (cc)" build_postfail_shim || return
-	PRELOAD=$WORK/postfail.so migrate_pair "$tag" "$PATCHED" "$PATCHED" dynamic on
-	check "$tag: patched -> patched, every inline post rejected, completed ($(json_str "$WORK/$tag.migrate.json" status), total-time $(json_num "$WORK/$tag.migrate.json" total-time) ms)" \
-		test "$MRC" = 0 -a "$DST" = completed
-	if [ "$MRC" != 0 ] || [ "$DST" != completed ]; then
-		show_failure "$tag"
-		return
-	fi
-	check "$tag: the destination's RAM file equals the source's byte for byte" \
-		cmp -s "$WORK/$tag.src.ram" "$WORK/$tag.dst.ram"
+	shimmed_pair "$tag" "$WORK/postfail.so" "every inline post rejected" || return
 	for side in src dst; do
 		n_in=$(count "$tag.$side" 'qemu_rdma_post_send_control_inline ')
 		n_fail=$(count "$tag.$side" 'qemu_rdma_post_send_control_inline_failed ')
