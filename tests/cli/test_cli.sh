@@ -111,10 +111,24 @@ if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 	if "$RDMIG" probe >"$OUT" 2>&1; then
 		bad "rdmig probe succeeded without an RDMA device"
 	else
-		has "no RDMA device found" && has "rdma link add rxe0 type rxe netdev IFACE" &&
+		has "no RDMA device found" && has "modprobe rdma_rxe" &&
+			has "rdma link add rxe0 type rxe netdev IFACE" && has "modprobe siw" &&
+			has "rdma link add siw0 type siw netdev IFACE" && has "ibverbs-providers" &&
 			has "scripts/rdma-vm" && ok "rdmig probe without a device: the hint" ||
 			bad "rdmig probe: no hint"
 	fi
+	# the test guest is named only from a source tree: not by a copy
+	# of the tool elsewhere, as a package installs it
+	d=$(mktemp -d)
+	cp "$RDMIG" "$d/rdmig"
+	if "$d/rdmig" probe >"$OUT" 2>&1; then
+		bad "a copied rdmig probe succeeded without an RDMA device"
+	else
+		has "rdma link add rxe0 type rxe netdev IFACE" && ! has "rdma-vm" &&
+			ok "rdmig probe outside the source tree: the hint without the test guest" ||
+			bad "rdmig probe outside the source tree: the wrong hint"
+	fi
+	rm -rf "$d"
 	if "$RDMIG" send --to 127.0.0.1:9 --timeout 1 "$IMG" >"$OUT" 2>&1; then
 		bad "rdmig send succeeded without an RDMA device"
 	else
