@@ -344,7 +344,10 @@ static int on_range(struct rq_state *s, const struct rdmig_event *ev)
 	if (rq_note_range(s, ev->type, ev->data))
 		return -1;
 	s->bytes_covered += fresh;
-	mig_progress(&s->prog, s->bytes_covered);
+	/* at the total, later passes add nothing: one line there, not one
+	 * per event (mig_progress does not hold back a line at the total) */
+	if (fresh || s->bytes_covered < s->qs.total)
+		mig_progress(&s->prog, s->bytes_covered);
 	return 0;
 }
 
@@ -387,7 +390,8 @@ static int receive(struct rq_state *s)
 			}
 			/* a source that completes has sent all of its RAM,
 			 * whatever this side could see of it */
-			mig_progress(&s->prog, s->qs.total);
+			if (s->bytes_covered < s->qs.total)
+				mig_progress(&s->prog, s->qs.total);
 			return 0;
 		default:
 			snprintf(s->err, sizeof(s->err), "unknown event %d from the library", ev.type);
