@@ -553,9 +553,14 @@ static void print_human(const struct rq_state *s)
 		printf("%s %s %" PRIu64 "/%" PRIu64, i ? "," : "", rdmig_msg_type_name(shown[i]),
 		       k.sent_inline[shown[i]], k.sent_copied[shown[i]]);
 	printf("\n");
-	if (s->qemu_status[0])
-		printf("recv: the source's QMP: migration %s, downtime %.3f s, total %.3f s\n",
-		       s->qemu_status, s->qemu_downtime_s, s->qemu_total_s);
+	if (s->qemu_status[0]) {
+		printf("recv: the source's QMP: migration %s", s->qemu_status);
+		if (s->qemu_downtime_s >= 0)
+			printf(", downtime %.3f s", s->qemu_downtime_s);
+		if (s->qemu_total_s >= 0)
+			printf(", total %.3f s", s->qemu_total_s);
+		printf("\n");
+	}
 	printf("recv: %u image%s, stream.bin and " RQ_RECORD " in %s/\n", s->qs.count,
 	       s->qs.count == 1 ? "" : "s", s->a.out);
 }
