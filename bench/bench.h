@@ -5,6 +5,8 @@
 #define RDMIG_BENCH_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <json-c/json.h>
 #include <rdmig.h>
 #include <rdmig/private.h>
 
@@ -36,6 +38,17 @@ int bench_accept(const struct bench_args *a, const struct rdmig_opts *o, struct 
 double bench_now_us(void);
 /* Print "rdmig-bench: what: msg" and return exit status 1. */
 int bench_die(const char *what, const char *msg);
+
+/* bench_json.c: the JSON outputs, through json-c.  A number with this
+ * many decimals ("%.*f"; NULL, i.e. null, when not finite): */
+struct json_object *bj_fixed(double v, int decimals);
+/* Members added at the end of o (json-c keeps the order); a NULL string
+ * is null. */
+void bj_add_fixed(struct json_object *o, const char *key, double v, int decimals);
+void bj_add_str(struct json_object *o, const char *key, const char *s);
+void bj_add_int(struct json_object *o, const char *key, int64_t v);
+/* o on one line and a newline into f; frees o.  0, or -1 after a note. */
+int bj_write(FILE *f, struct json_object *o);
 
 /* bench_bulk.c: one RAM block moved by the engine alone (no hashing). */
 int bench_bulk_send(const struct bench_args *a);

@@ -105,6 +105,7 @@ static int run_mode(struct ibv_pd *pd, const char *dev, size_t mb, int n, int th
 {
 	double reg[REGMR_MAX_ROUNDS], dereg[REGMR_MAX_ROUNDS];
 	const char *mode = n == 1 ? "one" : threaded ? "threads" : "serial";
+	struct json_object *o;
 
 	for (int r = 0; r < rounds; r++)
 		if (one_round(pd, mb << 20, n, threaded, touch, &reg[r], &dereg[r])) {
@@ -114,13 +115,22 @@ static int run_mode(struct ibv_pd *pd, const char *dev, size_t mb, int n, int th
 		}
 	qsort(reg, (size_t)rounds, sizeof(double), cmp_double);
 	qsort(dereg, (size_t)rounds, sizeof(double), cmp_double);
-	printf("{\"bench\": \"regmr\", \"device\": \"%s\", \"mib\": %zu, \"memory\": \"%s\", "
-	       "\"mode\": \"%s\", \"mrs\": %d, \"threads\": %d, \"rounds\": %d, "
-	       "\"reg_seconds\": %.6f, \"reg_seconds_min\": %.6f, \"dereg_seconds\": %.6f, "
-	       "\"reg_gib_per_s\": %.3f}\n",
-	       dev, mb, touch ? "touched" : "fresh", mode, n, threaded ? n : 1, rounds,
-	       reg[rounds / 2], reg[0], dereg[rounds / 2],
-	       (double)mb / 1024.0 / (reg[rounds / 2] > 0 ? reg[rounds / 2] : 1e-9));
+	o = json_object_new_object();
+	bj_add_str(o, "bench", "regmr");
+	bj_add_str(o, "device", dev);
+	bj_add_int(o, "mib", (int64_t)mb);
+	bj_add_str(o, "memory", touch ? "touched" : "fresh");
+	bj_add_str(o, "mode", mode);
+	bj_add_int(o, "mrs", n);
+	bj_add_int(o, "threads", threaded ? n : 1);
+	bj_add_int(o, "rounds", rounds);
+	bj_add_fixed(o, "reg_seconds", reg[rounds / 2], 6);
+	bj_add_fixed(o, "reg_seconds_min", reg[0], 6);
+	bj_add_fixed(o, "dereg_seconds", dereg[rounds / 2], 6);
+	bj_add_fixed(o, "reg_gib_per_s",
+		     (double)mb / 1024.0 / (reg[rounds / 2] > 0 ? reg[rounds / 2] : 1e-9), 3);
+	if (bj_write(stdout, o))
+		return 1;
 	fflush(stdout);
 	return 0;
 }

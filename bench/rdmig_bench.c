@@ -233,38 +233,48 @@ static struct summary summarize(double *v, size_t n)
 	return s;
 }
 
-static void print_samples_json(FILE *f, const double *v, size_t n)
+/* Every 10th sorted sample: enough for a CDF plot. */
+static struct json_object *samples_json(const double *v, size_t n)
 {
-	/* every 10th sorted sample: enough for a CDF plot */
-	fprintf(f, "[");
+	struct json_object *arr = json_object_new_array();
+
 	for (size_t i = 0; i < n; i += 10)
-		fprintf(f, "%s%.2f", i ? "," : "", v[i]);
-	fprintf(f, "]");
+		json_object_array_add(arr, bj_fixed(v[i], 2));
+	return arr;
 }
 
-static void print_class_json(FILE *f, size_t k, const struct msg_class *cls, uint32_t granted,
-			     const struct summary s[2], double *const samples[2], const size_t n[2],
-			     const double *round_ratio, long rounds)
+/* One class of the latency JSON: the ratios auto/off, each round's, and
+ * both connections' statistics and samples (the keys report.py reads). */
+static struct json_object *class_json(const struct msg_class *cls, uint32_t granted,
+				      const struct summary s[2], double *const samples[2],
+				      const size_t n[2], const double *round_ratio, long rounds)
 {
 	static const char *mode_name[2] = {"auto", "off"};
+	struct json_object *o = json_object_new_object(), *rr = json_object_new_array();
 
-	fprintf(f, "%s\n {\"class\": \"%s\", \"bytes\": %u, \"round_trip\": %s, \"inline_auto\": %s, "
-		   "\"ratio_p50\": %.4f, \"ratio_p99\": %.4f, \"ratio_p999\": %.4f, \"ratio_mean\": %.4f",
-		k ? "," : "", cls->name, cls->bytes, cls->round_trip ? "true" : "false",
-		cls->bytes <= granted ? "true" : "false", s[0].p50 / s[1].p50, s[0].p99 / s[1].p99,
-		s[0].p999 / s[1].p999, s[0].mean / s[1].mean);
-	fprintf(f, ", \"round_ratios_p50\": [");
+	bj_add_str(o, "class", cls->name);
+	bj_add_int(o, "bytes", cls->bytes);
+	json_object_object_add(o, "round_trip", json_object_new_boolean(cls->round_trip));
+	json_object_object_add(o, "inline_auto", json_object_new_boolean(cls->bytes <= granted));
+	bj_add_fixed(o, "ratio_p50", s[0].p50 / s[1].p50, 4);
+	bj_add_fixed(o, "ratio_p99", s[0].p99 / s[1].p99, 4);
+	bj_add_fixed(o, "ratio_p999", s[0].p999 / s[1].p999, 4);
+	bj_add_fixed(o, "ratio_mean", s[0].mean / s[1].mean, 4);
 	for (long r = 0; r < rounds; r++)
-		fprintf(f, "%s%.4f", r ? "," : "", round_ratio[r]);
-	fprintf(f, "]");
+		json_object_array_add(rr, bj_fixed(round_ratio[r], 4));
+	json_object_object_add(o, "round_ratios_p50", rr);
 	for (int m = 0; m < 2; m++) {
-		fprintf(f, ", \"%s\": {\"p50\": %.2f, \"p99\": %.2f, \"p999\": %.2f, \"mean\": %.2f, "
-			   "\"n\": %zu, \"sorted_every_10th\": ",
-			mode_name[m], s[m].p50, s[m].p99, s[m].p999, s[m].mean, n[m]);
-		print_samples_json(f, samples[m], n[m]);
-		fprintf(f, "}");
+		struct json_object *st = json_object_new_object();
+
+		bj_add_fixed(st, "p50", s[m].p50, 2);
+		bj_add_fixed(st, "p99", s[m].p99, 2);
+		bj_add_fixed(st, "p999", s[m].p999, 2);
+		bj_add_fixed(st, "mean", s[m].mean, 2);
+		bj_add_int(st, "n", (int64_t)n[m]);
+		json_object_object_add(st, "sorted_every_10th", samples_json(samples[m], n[m]));
+		json_object_object_add(o, mode_name[m], st);
 	}
-	fprintf(f, "}");
+	return o;
 }
 
 /* The median of the n values at v, which must not be reordered (scratch
@@ -323,6 +333,7 @@ static int cmd_latency(const struct bench_args *a)
 	double *round_ratio = calloc((size_t)a->rounds, sizeof(double));
 	double *scratch = calloc((size_t)a->iters, sizeof(double));
 	FILE *json = a->json ? fopen(a->json, "w") : NULL;
+	struct json_object *top = NULL, *classes_json = NULL;
 	int ret = 1;
 
 	am[0].inline_request = RDMIG_INLINE_AUTO;
@@ -340,12 +351,18 @@ static int cmd_latency(const struct bench_args *a)
 	       rdmig_conn_device(c[0]), inl[0].granted, inl[0].asked, inl[0].tries, inl[1].granted);
 	printf("%-24s %6s %9s %9s %9s %9s %9s\n", "class", "inline", "p50 us", "p99 us", "p99.9 us",
 	       "mean us", "auto/off");
-	if (json)
-		fprintf(json, "{\"device\": \"%s\", \"granted_auto\": %u, \"granted_off\": %u, "
-			      "\"iters\": %ld, \"warmup\": %ld, \"rounds\": %ld, \"spin_us\": %d, "
-			      "\"classes\": [",
-			rdmig_conn_device(c[0]), inl[0].granted, inl[1].granted, a->iters, a->warmup,
-			a->rounds, a->spin_us);
+	if (json) {
+		top = json_object_new_object();
+		classes_json = json_object_new_array();
+		bj_add_str(top, "device", rdmig_conn_device(c[0]));
+		bj_add_int(top, "granted_auto", inl[0].granted);
+		bj_add_int(top, "granted_off", inl[1].granted);
+		bj_add_int(top, "iters", a->iters);
+		bj_add_int(top, "warmup", a->warmup);
+		bj_add_int(top, "rounds", a->rounds);
+		bj_add_int(top, "spin_us", a->spin_us);
+		json_object_object_add(top, "classes", classes_json);
+	}
 	for (size_t k = 0; k < NCLASSES; k++) {
 		struct summary s[2];
 		size_t n[2];
@@ -359,15 +376,21 @@ static int cmd_latency(const struct bench_args *a)
 			printf(m ? " %9.3f\n" : "\n", s[0].p50 / s[1].p50);
 		}
 		if (json)
-			print_class_json(json, k, &classes[k], inl[0].granted, s, samples, n,
-					 round_ratio, a->rounds);
+			json_object_array_add(classes_json,
+					      class_json(&classes[k], inl[0].granted, s, samples,
+							 n, round_ratio, a->rounds));
 	}
-	if (json)
-		fprintf(json, "\n]}\n");
 	ret = 0;
+	if (json) {
+		ret = bj_write(json, top) ? 1 : 0;
+		top = NULL;
+	}
 out:
-	if (json)
-		fclose(json);
+	json_object_put(top);
+	if (json && fclose(json)) {
+		fprintf(stderr, "rdmig-bench: cannot write %s\n", a->json);
+		ret = 1;
+	}
 	for (int m = 0; m < 2; m++) {
 		if (c[m])
 			finish_conn(c[m]);
@@ -487,18 +510,28 @@ static int cmd_footprint(const struct bench_args *a)
 	for (int m = 0; m < 2; m++)
 		printf("%-8s %6s %8u %14llu %16llu\n", rdmig_conn_device(c[m]), mode_name[m],
 		       inl[m].granted, pinned[m], mapped[m]);
-	if (json) {
-		fprintf(json, "{\"device\": \"%s\", \"connections\": [", rdmig_conn_device(c[0]));
-		for (int m = 0; m < 2; m++)
-			fprintf(json, "%s{\"inline\": \"%s\", \"granted\": %u, \"pinned_bytes\": %llu, "
-				      "\"queue_mapped_bytes\": %llu}",
-				m ? ", " : "", mode_name[m], inl[m].granted, pinned[m], mapped[m]);
-		fprintf(json, "]}\n");
-	}
 	ret = 0;
+	if (json) {
+		struct json_object *top = json_object_new_object(), *arr = json_object_new_array();
+
+		bj_add_str(top, "device", rdmig_conn_device(c[0]));
+		for (int m = 0; m < 2; m++) {
+			struct json_object *conn = json_object_new_object();
+
+			bj_add_str(conn, "inline", mode_name[m]);
+			bj_add_int(conn, "granted", inl[m].granted);
+			bj_add_int(conn, "pinned_bytes", (int64_t)pinned[m]);
+			bj_add_int(conn, "queue_mapped_bytes", (int64_t)mapped[m]);
+			json_object_array_add(arr, conn);
+		}
+		json_object_object_add(top, "connections", arr);
+		ret = bj_write(json, top) ? 1 : 0;
+	}
 out:
-	if (json)
-		fclose(json);
+	if (json && fclose(json)) {
+		fprintf(stderr, "rdmig-bench: cannot write %s\n", a->json);
+		ret = 1;
+	}
 	for (int m = 0; m < 2; m++)
 		if (c[m])
 			finish_conn(c[m]);

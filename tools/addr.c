@@ -86,15 +86,49 @@ int cli_parse_inline(const char *s, int *out)
 	return 0;
 }
 
+/* Whether this rdmig runs from a build directory of a source checkout
+ * (the executable up to three directories below a scripts/rdma-vm): only
+ * then is the project's test guest there to be pointed at. */
+static bool cli_in_source_tree(void)
+{
+	char exe[4096], probe[4096 + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	for (int up = 0; up < 3; up++) {
+		char *slash = strrchr(exe, '/');
+
+		if (!slash || slash == exe)
+			return false;
+		*slash = '\0';
+		snprintf(probe, sizeof(probe), "%s/scripts/rdma-vm", exe);
+		if (access(probe, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* How to get an RDMA device: a NIC's driver, or one of the kernel's
+ * software devices made with rdma-core's `rdma` tool (iproute2). */
+static void cli_hint_make_device(void)
+{
+	fprintf(stderr,
+		"  load the driver of an RDMA NIC, or make a software RDMA device on an\n"
+		"  Ethernet interface IFACE (`ip link` lists them) with rdma-core's tools:\n"
+		"    Soft-RoCE:  modprobe rdma_rxe && rdma link add rxe0 type rxe netdev IFACE\n"
+		"    Soft-iWARP: modprobe siw && rdma link add siw0 type siw netdev IFACE\n"
+		"  (the user-space drivers are in ibverbs-providers; `rdma link` lists devices)\n");
+	if (cli_in_source_tree())
+		fprintf(stderr, "  or, from this source tree, the project's test guest has both: "
+				"scripts/rdma-vm\n");
+}
+
 /* What to do when the library says the host has no RDMA device or no
  * connection manager: printed under those messages. */
 static void cli_hint(const char *msg)
 {
-	static const char make_one[] =
-		"load a driver, or create a Soft-RoCE device on an existing interface\n"
-		"  with `rdma link add rxe0 type rxe netdev IFACE` where the kernel has rdma_rxe,\n"
-		"  or use the project's test guest (scripts/rdma-vm)";
-
 	/* ENODEV means "no RDMA device" only where an address is resolved or
 	 * bound; a post to a connection whose peer died may say the same, and
 	 * a hint there would be a second, wrong line under the error */
@@ -102,12 +136,14 @@ static void cli_hint(const char *msg)
 			   (strstr(msg, "cannot resolve") || strstr(msg, "cannot listen") ||
 			    strstr(msg, "cannot reach"));
 
-	if (strstr(msg, "no RDMA device found"))
-		fprintf(stderr, "rdmig: hint: no RDMA device found: %s\n", make_one);
-	else if (strstr(msg, "rdma_create_event_channel") || addr_enodev)
+	if (strstr(msg, "no RDMA device found")) {
+		fprintf(stderr, "rdmig: hint: no RDMA device found:\n");
+		cli_hint_make_device();
+	} else if (strstr(msg, "rdma_create_event_channel") || addr_enodev) {
 		fprintf(stderr, "rdmig: hint: the RDMA connection manager needs `modprobe rdma_ucm`\n"
-				"  (/dev/infiniband/rdma_cm); if `rdmig probe` then finds no RDMA device:\n"
-				"  %s\n", make_one);
+				"  (/dev/infiniband/rdma_cm); if `rdmig probe` then finds no RDMA device:\n");
+		cli_hint_make_device();
+	}
 }
 
 struct cli_run cli_run;

@@ -18,8 +18,10 @@
  *
  * QEMU's source addresses REGISTER_REQUEST and COMPRESS by its own RAM
  * offsets (ram_addr_t), which its stream does not carry: with dynamic
- * registration they come from --ramblocks, the source's `info ramblock`.
- * With rdma-pin-all they are never used.
+ * registration they come from the source's `info ramblock`, pasted into a
+ * file (--ramblocks) or asked over its QMP socket (--source-qmp, which
+ * also gives QEMU's downtime after the end).  With rdma-pin-all they are
+ * never used.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -34,14 +36,20 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rdmig recv --qemu --listen ADDR:PORT --out DIR [--ramblocks FILE]\n"
+	fprintf(f, "usage: rdmig recv --qemu --listen ADDR:PORT --out DIR\n"
+		   "                  [--ramblocks FILE | --source-qmp SOCKET]\n"
 		   "                  [--pin-all] [--inline auto|0|N] [--json] [--timeout S]\n"
 		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force]\n"
-		   "                  [--chunk-size SIZE] [-v]\n"
+		   "                  [--chunk-size SIZE] [--progress auto|human|json|none] [-v]\n"
 		   "Be the destination of a QEMU RDMA migration (QMP: migrate rdma:ADDR:PORT).\n"
 		   "--ramblocks FILE: the source's 'info ramblock' (HMP); needed unless the source\n"
 		   "  uses rdma-pin-all (with --pin-all here) or has a single RAM block, because\n"
 		   "  QEMU registers memory by RAM offsets its stream does not carry.\n"
+		   "--source-qmp SOCKET: ask the source QEMU's QMP unix socket instead, before\n"
+		   "  listening; after the end it also gives QEMU's downtime and total time.\n"
+		   "--progress M: on stderr while it runs: human (a line), json (JSON lines:\n"
+		   "  the RAM registered or zeroed so far), none; auto (default): human on a\n"
+		   "  terminal, none otherwise.\n"
 		   "--max-total bounds the RAM the source may announce and the stream.bin it\n"
 		   "  sends, together (suffixes K, M, G, T; default: the smaller of MemAvailable\n"
 		   "  and DIR's free space).  --force: accept\n"
@@ -65,6 +73,7 @@ static int parse_args(int argc, char **argv, struct rq_state *s)
 {
 	static const struct option longopts[] = {
 		{"qemu", no_argument, NULL, 'Q'}, {"ramblocks", required_argument, NULL, 'r'},
+		{"source-qmp", required_argument, NULL, 'q'}, MIG_PROGRESS_OPTION,
 		RECV_OPTIONS, {NULL, 0, NULL, 0}};
 	int c, r;
 
@@ -79,9 +88,14 @@ static int parse_args(int argc, char **argv, struct rq_state *s)
 			continue; /* the command table routes on it; nothing to do here */
 		if (c == 'r')
 			s->ramblocks = optarg;
+		else if (c == 'q')
+			s->source_qmp = optarg;
 		else if ((r = recv_args_option(&s->a, c, optarg, argv, usage)))
 			return r;
 	}
+	if (s->ramblocks && s->source_qmp)
+		return cli_usage("--ramblocks and --source-qmp both give the RAM offsets: one of them");
+	s->rows_from = s->ramblocks ? s->ramblocks : "the source's 'info ramblock'";
 	return recv_args_finish(&s->a, argc, argv);
 }
 
@@ -162,6 +176,7 @@ static int alloc_blocks(struct rq_state *s)
 		fprintf(stderr, "recv: QEMU %s: %u RAM blocks, %" PRIu64 " bytes (stream offset %"
 			PRIu64 ")\n", s->qs.machine[0] ? s->qs.machine : "(no configuration)", n,
 			s->qs.total, s->qs.blocks_end);
+	mig_progress_start(&s->prog, s->a.m.progress, "recv", s->qs.total);
 	return 0;
 }
 
@@ -178,9 +193,9 @@ static int resolve_offsets(struct rq_state *s)
 		if (s->pin_all || n == 1)
 			return 0; /* unused with PIN_ALL; a lone block is at offset 0 */
 		snprintf(s->err, sizeof(s->err), "the source registers memory dynamically, by its "
-			 "own RAM offsets, which its stream does not carry: give --ramblocks FILE "
-			 "(the source's 'info ramblock'), or turn on rdma-pin-all at the source "
-			 "and --pin-all here");
+			 "own RAM offsets, which its stream does not carry: give --source-qmp "
+			 "SOCKET (its QMP) or --ramblocks FILE (its 'info ramblock'), or turn on "
+			 "rdma-pin-all at the source and --pin-all here");
 		return -1;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -191,14 +206,15 @@ static int resolve_offsets(struct rq_state *s)
 			if (!strcmp(s->rows[k].name, q->name))
 				row = &s->rows[k];
 		if (!row) {
-			snprintf(s->err, sizeof(s->err), "RAM block '%s' is not in --ramblocks %.200s "
-				 "(is it the source's 'info ramblock'?)", q->name, s->ramblocks);
+			snprintf(s->err, sizeof(s->err), "RAM block '%s' is not in %.200s (is it the "
+				 "source's 'info ramblock', taken before the migration?)", q->name,
+				 s->rows_from);
 			return -1;
 		}
 		if (row->used != q->length) {
 			snprintf(s->err, sizeof(s->err), "RAM block '%s': the stream says %" PRIu64
-				 " bytes, --ramblocks says 0x%" PRIx64 " (is it from this source?)",
-				 q->name, q->length, row->used);
+				 " bytes, %.200s says 0x%" PRIx64 " (is it from this source?)",
+				 q->name, q->length, s->rows_from, row->used);
 			return -1;
 		}
 		/* offset 0 tells the library to lay the block out itself; that
@@ -298,6 +314,43 @@ static int on_iteration(struct rq_state *s)
 	return 0;
 }
 
+/* The RAM of range r that no REGISTER or COMPRESS touched before: what
+ * the progress counts (the writes themselves are invisible to this side,
+ * and QEMU registers a chunk before it writes into it).  Called before the
+ * range is noted in the record. */
+static uint64_t newly_covered(const struct rq_state *s, const struct rdmig_dest_range *r)
+{
+	const uint64_t csize = 1ull << RDMIG_QREC_CHUNK_SHIFT;
+	const struct rdmig_qrec_chunks *ch;
+	uint64_t len, end, n = 0;
+
+	if (!s->rec || r->block >= s->qs.count)
+		return 0;
+	ch = &s->rec[r->block].ch;
+	len = s->qs.blocks[r->block].length;
+	if (!r->len || r->offset >= len)
+		return 0;
+	end = r->len > len - r->offset ? len : r->offset + r->len;
+	for (uint64_t c = r->offset / csize; c <= (end - 1) / csize && c < ch->nchunks; c++)
+		if (!ch->data_phase[c] && !ch->zero_phase[c])
+			n += rdmig_chunk_len(len, (uint32_t)c, csize);
+	return n;
+}
+
+static int on_range(struct rq_state *s, const struct rdmig_event *ev)
+{
+	uint64_t fresh = newly_covered(s, ev->data);
+
+	if (rq_note_range(s, ev->type, ev->data))
+		return -1;
+	s->bytes_covered += fresh;
+	/* at the total, later passes add nothing: one line there, not one
+	 * per event (mig_progress does not hold back a line at the total) */
+	if (fresh || s->bytes_covered < s->qs.total)
+		mig_progress(&s->prog, s->bytes_covered);
+	return 0;
+}
+
 /* Run the destination until the source disconnects. */
 static int receive(struct rq_state *s)
 {
@@ -319,7 +372,7 @@ static int receive(struct rq_state *s)
 			break;
 		case RDMIG_EV_REGISTERED:
 		case RDMIG_EV_COMPRESSED:
-			ret = rq_note_range(s, ev.type, ev.data);
+			ret = on_range(s, &ev);
 			break;
 		case RDMIG_EV_END:
 			s->t_end = rdmig_monotonic_seconds();
@@ -335,6 +388,10 @@ static int receive(struct rq_state *s)
 					 "asked for the RAM blocks (RAM_BLOCKS_REQUEST)");
 				return -1;
 			}
+			/* a source that completes has sent all of its RAM,
+			 * whatever this side could see of it */
+			if (s->bytes_covered < s->qs.total)
+				mig_progress(&s->prog, s->qs.total);
 			return 0;
 		default:
 			snprintf(s->err, sizeof(s->err), "unknown event %d from the library", ev.type);
@@ -422,6 +479,15 @@ static struct json_object *json_blocks(const struct rq_state *s)
 	return arr;
 }
 
+/* QEMU's times, which only its QMP knows: null when not asked or not told. */
+static void json_seconds_or_null(struct json_object *o, const char *key, double secs)
+{
+	if (secs >= 0)
+		cj_fixed(o, key, secs, 3);
+	else
+		cj_null(o, key);
+}
+
 static void print_json(const struct rq_state *s)
 {
 	double secs = s->t_end - s->t_start;
@@ -453,6 +519,10 @@ static void print_json(const struct rq_state *s)
 	cj_u64(o, "ready_copied", k.sent_copied[RDMIG_MSG_READY]);
 	cj_u64(o, "register_result_inline", k.sent_inline[RDMIG_MSG_REGISTER_RESULT]);
 	cj_u64(o, "register_result_copied", k.sent_copied[RDMIG_MSG_REGISTER_RESULT]);
+	cj_str(o, "source_qmp", s->source_qmp);
+	cj_str(o, "qemu_status", s->qemu_status[0] ? s->qemu_status : NULL);
+	json_seconds_or_null(o, "qemu_downtime_seconds", s->qemu_downtime_s);
+	json_seconds_or_null(o, "qemu_total_seconds", s->qemu_total_s);
 	mig_json_conn(o, s->conn);
 	cj_summary_print(o);
 }
@@ -482,7 +552,16 @@ static void print_human(const struct rq_state *s)
 	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
 		printf("%s %s %" PRIu64 "/%" PRIu64, i ? "," : "", rdmig_msg_type_name(shown[i]),
 		       k.sent_inline[shown[i]], k.sent_copied[shown[i]]);
-	printf("\nrecv: %u image%s, stream.bin and " RQ_RECORD " in %s/\n", s->qs.count,
+	printf("\n");
+	if (s->qemu_status[0]) {
+		printf("recv: the source's QMP: migration %s", s->qemu_status);
+		if (s->qemu_downtime_s >= 0)
+			printf(", downtime %.3f s", s->qemu_downtime_s);
+		if (s->qemu_total_s >= 0)
+			printf(", total %.3f s", s->qemu_total_s);
+		printf("\n");
+	}
+	printf("recv: %u image%s, stream.bin and " RQ_RECORD " in %s/\n", s->qs.count,
 	       s->qs.count == 1 ? "" : "s", s->a.out);
 }
 
@@ -561,26 +640,34 @@ int cmd_recv_qemu(int argc, char **argv)
 
 	cli_run_begin("recv", "qemu", "recv --qemu", argc, argv);
 	memset(&s, 0, sizeof(s));
+	s.qemu_downtime_s = s.qemu_total_s = -1;
 	if ((ret = parse_args(argc, argv, &s)))
 		return ret == 1 ? 0 : ret;
 	cli_phase("setup");
 	if (recv_prepare(&s.a.m.opts, s.err, sizeof(s.err)) ||
-	    (s.ramblocks && rq_load_ramblocks(&s)) ||
+	    (s.ramblocks && rq_load_ramblocks(&s)) || (s.source_qmp && rq_qmp_ramblocks(&s)) ||
 	    recv_open_out(&s.a, fixed, s.err, sizeof(s.err))) {
 		ret = cli_fail("recv", s.err);
 		out_dir_remove_made(&s.a.dir);
 		cleanup(&s);
 		return ret;
 	}
+	if (s.source_qmp && s.a.m.verbose)
+		fprintf(stderr, "recv: the source's 'info ramblock' (QMP %s): %zu RAM blocks\n",
+			s.source_qmp, s.nrows);
 	rdmig_qs_init(&s.qs, s.a.max_total);
 	cli_phase("accept");
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
+		mig_progress_end(&s.prog);
 		ret = fail_migration(&s, ret);
 		cleanup(&s);
 		return ret;
 	}
+	mig_progress_end(&s.prog);
 	s.st.size = sizeof(s.st);
 	rdmig_dest_stats(s.dest, &s.st);
+	if (s.source_qmp)
+		rq_qmp_times(&s);
 	ret = 0;
 	cli_phase("write");
 	if (write_images(&s) || rq_write_record(&s, NULL)) {

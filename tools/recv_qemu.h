@@ -2,8 +2,9 @@
 /*
  * recv_qemu.h - the state of `rdmig recv --qemu` (cli_recv_qemu.c), shared
  * with the parts that live in files of their own: reading the source's
- * `info ramblock` (recv_qemu_ramblocks.c) and writing record.txt
- * (recv_qemu_record.c).  Internal to the tool.
+ * `info ramblock` (recv_qemu_ramblocks.c), asking the source's QMP
+ * (recv_qemu_qmp.c) and writing record.txt (recv_qemu_record.c).  Internal
+ * to the tool.
  */
 #ifndef RDMIG_RECV_QEMU_H
 #define RDMIG_RECV_QEMU_H
@@ -36,6 +37,8 @@ struct rq_block {
 struct rq_state {
 	struct recv_args a;
 	const char *ramblocks; /* --ramblocks: the source's `info ramblock`, or NULL */
+	const char *source_qmp; /* --source-qmp: the source QEMU's QMP socket, or NULL */
+	const char *rows_from;  /* where rows came from, for messages */
 	struct rdmig_qs_parser qs;
 	struct rdmig_qs_ramblock *rows; /* --ramblocks */
 	size_t nrows;
@@ -54,11 +57,27 @@ struct rq_state {
 	struct rdmig_engine_stats st_prev, st;
 	int pass_touched;  /* a chunk was reported since the last pass ended */
 	double t_start, t_end;
+	/* what the source's QMP said after the end (--source-qmp): its
+	 * migration status ("" when unknown) and times (< 0 when unknown) */
+	char qemu_status[32];
+	double qemu_downtime_s, qemu_total_s;
+	struct mig_progress prog; /* --progress, from the block list on */
+	uint64_t bytes_covered;   /* RAM registered or compressed at least once */
 	char err[768];
 };
 
 /* recv_qemu_ramblocks.c: --ramblocks FILE into s->rows; 0, or -1 with s->err */
 int rq_load_ramblocks(struct rq_state *s);
+/* The same from an open `info ramblock` text; WHAT names it in messages. */
+int rq_parse_ramblocks(struct rq_state *s, FILE *f, const char *what);
+
+/* recv_qemu_qmp.c (--source-qmp): the rows from the source's `info
+ * ramblock`, asked before the migration; 0, or -1 with s->err. */
+int rq_qmp_ramblocks(struct rq_state *s);
+/* After the end: the source's migration status, downtime and total time
+ * (query-migrate), waiting a little for it to complete.  Never fails the
+ * run: what it cannot learn stays unknown, with a note on stderr. */
+void rq_qmp_times(struct rq_state *s);
 
 /* recv_qemu_record.c */
 /* A new control phase of KIND begins (the counters so far close the last). */

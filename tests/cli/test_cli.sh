@@ -106,15 +106,72 @@ else
 		bad "send --json --bogus: no failure object on stdout"
 fi
 
+# recv --qemu --source-qmp (before anything RDMA): the source's `info
+# ramblock` over QMP, from a stand-in QMP server (fake_qmp.py)
+HERE=$(cd "$(dirname "$0")" && pwd)
+run 2 recv --qemu --listen 127.0.0.1:9 --out /nonexistent/x --source-qmp /x --ramblocks /y &&
+	{ one_line && has "--ramblocks and --source-qmp" && ok "recv --qemu: --source-qmp with --ramblocks: usage error" ||
+		bad "recv --qemu --source-qmp --ramblocks: not one usage line"; }
+if command -v python3 >/dev/null; then
+	d=$(mktemp -d)
+	# qmp_case MODE STATUS: rdmig recv --qemu against fake_qmp.py MODE
+	qmp_case() {
+		python3 "$HERE/fake_qmp.py" "$d/qmp" "$1" &
+		local fake=$! i
+		for ((i = 0; i < 100; i++)); do [ -S "$d/qmp" ] && break; sleep 0.05; done
+		"$RDMIG" recv --qemu --listen 127.0.0.1:9 --out "$d/out" --timeout 1 -v --json \
+			--source-qmp "$d/qmp" >"$OUT.json" 2>"$OUT"
+		local rc=$?
+		kill "$fake" 2>/dev/null
+		wait "$fake" 2>/dev/null
+		rm -f "$d/qmp"
+		return $rc
+	}
+	qmp_case good
+	has "recv: the source's 'info ramblock' (QMP $d/qmp): 3 RAM blocks" &&
+		! grep -q '"phase": "setup"' "$OUT.json" &&
+		ok "recv --qemu --source-qmp: the RAM blocks from QMP (an event before the answer skipped)" ||
+		bad "recv --qemu --source-qmp: no RAM blocks from the QMP server"
+	qmp_case error
+	[ $? = 1 ] && has "QMP human-monitor-command: no monitor here" && grep -q '"phase": "setup"' "$OUT.json" &&
+		ok "recv --qemu --source-qmp: a QMP error fails the setup" ||
+		bad "recv --qemu --source-qmp: a QMP error"
+	qmp_case garbage
+	[ $? = 1 ] && has "the source's 'info ramblock' (--source-qmp): line 1 is not" &&
+		ok "recv --qemu --source-qmp: a table that is not 'info ramblock' fails the setup" ||
+		bad "recv --qemu --source-qmp: a bad table"
+	"$RDMIG" recv --qemu --listen 127.0.0.1:9 --out "$d/fresh" --source-qmp "$d/none" >"$OUT" 2>&1
+	[ $? = 1 ] && has "QMP socket '$d/none': No such file or directory" && [ ! -e "$d/fresh" ] &&
+		ok "recv --qemu --source-qmp: no socket fails the setup, creates nothing" ||
+		bad "recv --qemu --source-qmp: no socket"
+	rm -rf "$d"
+else
+	echo "skip: recv --qemu --source-qmp against a stand-in QMP server (no python3)"
+fi
+
 # Only meaningful where there is no RDMA device at all.
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 	if "$RDMIG" probe >"$OUT" 2>&1; then
 		bad "rdmig probe succeeded without an RDMA device"
 	else
-		has "no RDMA device found" && has "rdma link add rxe0 type rxe netdev IFACE" &&
+		has "no RDMA device found" && has "modprobe rdma_rxe" &&
+			has "rdma link add rxe0 type rxe netdev IFACE" && has "modprobe siw" &&
+			has "rdma link add siw0 type siw netdev IFACE" && has "ibverbs-providers" &&
 			has "scripts/rdma-vm" && ok "rdmig probe without a device: the hint" ||
 			bad "rdmig probe: no hint"
 	fi
+	# the test guest is named only from a source tree: not by a copy
+	# of the tool elsewhere, as a package installs it
+	d=$(mktemp -d)
+	cp "$RDMIG" "$d/rdmig"
+	if "$d/rdmig" probe >"$OUT" 2>&1; then
+		bad "a copied rdmig probe succeeded without an RDMA device"
+	else
+		has "rdma link add rxe0 type rxe netdev IFACE" && ! has "rdma-vm" &&
+			ok "rdmig probe outside the source tree: the hint without the test guest" ||
+			bad "rdmig probe outside the source tree: the wrong hint"
+	fi
+	rm -rf "$d"
 	if "$RDMIG" send --to 127.0.0.1:9 --timeout 1 "$IMG" >"$OUT" 2>&1; then
 		bad "rdmig send succeeded without an RDMA device"
 	else

@@ -21,6 +21,12 @@
 #           live     both ways with a running VM that keeps dirtying memory
 #                    (dirtier.S); the replayed guest must carry on
 #           killed   the source dies mid-migration: rdmig must fail
+#           qmp      QEMU -> rdmig only, dynamic registration, with rdmig
+#                    reading the source's RAM offsets over its QMP socket
+#                    (--source-qmp, no --ramblocks) and --progress json: the
+#                    JSON's downtime and total time must be QEMU's own, the
+#                    progress lines must match rdmig-json(7) and reach the
+#                    total
 #           compare  QEMU->rdmig, rdmig->QEMU (the replay of that record) and
 #                    QEMU->QEMU migration times, same VM (ctest label
 #                    "timing": not part of the suite, timing is the bench's)
@@ -44,7 +50,7 @@
 set -uo pipefail
 
 if [ $# -lt 2 ] || [ $# -gt 4 ]; then
-	echo "usage: $0 BUILD_DIR DEVICE [dynamic|pin_all|live|killed|compare|chunk4M|chunk32M|chunk_mismatch [7.2|10.0.2|11.1|inline]]" >&2
+	echo "usage: $0 BUILD_DIR DEVICE [dynamic|pin_all|live|killed|qmp|compare|chunk4M|chunk32M|chunk_mismatch [7.2|10.0.2|11.1|inline]]" >&2
 	exit 2
 fi
 BUILD=$(cd "$1" 2>/dev/null && pwd) || { echo "FAIL - no build directory '$1'"; exit 1; }
@@ -82,7 +88,7 @@ fi
 # Fixed ports, one range per mode and device.
 case $MODE in
 dynamic) PORT=19600 ;; pin_all) PORT=19610 ;; live) PORT=19620 ;; killed) PORT=19630 ;;
-compare) PORT=19680 ;;
+compare) PORT=19680 ;; qmp) PORT=19690 ;;
 chunk4M) PORT=19640 ;; chunk32M) PORT=19650 ;; chunk_mismatch) PORT=19660 ;;
 *) echo "FAIL - unknown mode '$MODE'"; exit 1 ;;
 esac
@@ -326,6 +332,8 @@ to_rdmig() {
 	if [ "$mode" = pin_all ]; then
 		qmp "$WORK/$tag.qmp" caps rdma-pin-all=on
 		args=(--pin-all)
+	elif [ "$mode" = qmp ]; then
+		args=(--source-qmp "$WORK/$tag.qmp" --progress json)
 	else
 		args=(--ramblocks "$WORK/$tag.ramblocks")
 	fi
@@ -412,6 +420,40 @@ mode_stopped() {
 		replay_interrupted "$tag" $((PORT + 4))
 	fi
 	echo "# $tag: replay into QEMU $(json_num "$WORK/$tag.replay.json" seconds) s (rdmig, connect .. last byte; mode compare times it against QEMU -> QEMU)"
+}
+
+# mode_qmp: rdmig asks the source's QMP for its RAM offsets and, after the
+# end, for QEMU's downtime; --progress json shows the RAM as it comes
+mode_qmp() {
+	local tag=qmp-$DEVICE dt tt
+	ram_file "$tag"
+	to_rdmig "$tag" "$PORT" qmp -S
+	check_migration "$tag" dynamic "$MRC" "$RRC"
+	[ "$MRC" = 0 ] && [ "$RRC" = 0 ] || return
+	check "$tag: the offsets came from the source's QMP ($(grep "info ramblock' (QMP" "$WORK/$tag.err"))" \
+		grep -q "^recv: the source's 'info ramblock' (QMP .*): [1-9][0-9]* RAM blocks" "$WORK/$tag.err"
+	dt=$(json_num "$WORK/$tag.migrate.json" downtime)
+	tt=$(json_num "$WORK/$tag.migrate.json" total-time)
+	check "$tag: the JSON's QEMU status is completed" \
+		grep -q '"qemu_status": "completed"' "$WORK/$tag.json"
+	check "$tag: the JSON's QEMU downtime $(json_num "$WORK/$tag.json" qemu_downtime_seconds) s is QEMU's $dt ms" \
+		"$PY" -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a * 1000 - b) > 0.5)' \
+		"$(json_num "$WORK/$tag.json" qemu_downtime_seconds)" "$dt"
+	check "$tag: the JSON's QEMU total time $(json_num "$WORK/$tag.json" qemu_total_seconds) s is QEMU's $tt ms" \
+		"$PY" -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a * 1000 - b) > 0.5)' \
+		"$(json_num "$WORK/$tag.json" qemu_total_seconds)" "$tt"
+	check "$tag: --progress json lines match rdmig-json(7)" \
+		"$PY" "$HERE/../cli/check_json.py" --progress "$HERE/../../man/rdmig-json.7.scd" "$WORK/$tag.err"
+	grep '^{' "$WORK/$tag.err" >"$WORK/$tag.progress"
+	check "$tag: $(wc -l <"$WORK/$tag.progress") progress lines, rising, the last at the total ($(tail -n1 "$WORK/$tag.progress"))" \
+		"$PY" -c '
+import json, sys
+p = [json.loads(l) for l in open(sys.argv[1])]
+done = [o["bytes_done"] for o in p]
+assert len(p) >= 2 and all(o["command"] == "recv" and o["mode"] == "qemu" for o in p)
+assert done == sorted(done) and done[-1] == p[-1]["bytes_total"] > 0
+assert any(0 < d < p[-1]["bytes_total"] for d in done), "no line in the middle"
+' "$WORK/$tag.progress"
 }
 
 build_dirtier() {
@@ -904,6 +946,7 @@ case $MODE in
 dynamic | pin_all) mode_stopped "$MODE-$DEVICE" "$MODE" ;;
 live) mode_live ;;
 killed) mode_killed ;;
+qmp) mode_qmp ;;
 compare) mode_compare ;;
 chunk4M) mode_chunk 4M ;;
 chunk32M) mode_chunk 32M ;;
