@@ -679,6 +679,21 @@ int rdmig_source_set_pin_local(struct rdmig_source *s, int on);
  */
 #define RDMIG_MAX_REGISTER_THREADS 64
 int rdmig_source_set_register_threads(struct rdmig_source *s, unsigned n);
+/*
+ * Skip zero pages (0.2, RDMIG_0.2).  The source tests what
+ * rdmig_source_write hands over for zeros itself, once, so a caller hands
+ * whole ranges and does not scan them.  Off (the default, what QEMU
+ * sends): a range whose chunk has no key yet and that is all zero goes as
+ * COMPRESS (the destination zeroes it), everything else is written.  With
+ * on != 0, every page (4 KiB, at block offsets that are multiples of 4096)
+ * that is all zero is not sent at all, neither written nor COMPRESSed:
+ * only for a destination whose memory is known to be zero already (fresh
+ * anonymous memory, as rdmig recv allocates), never for one that may hold
+ * old data (a QEMU destination).  bytes_written then counts what was
+ * written, and what was handed over beyond it was skipped.  May be changed
+ * at any time; it applies to the ranges handed over after it.
+ */
+int rdmig_source_set_skip_zero(struct rdmig_source *s, int on);
 /* Post what is pending, wait for every write to complete, and send
  * REGISTER_FINISHED.  Pages may then be sent again (a new iteration). */
 int rdmig_source_end_iteration(struct rdmig_source *s);

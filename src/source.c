@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * source.c - the sending side of a migration.
+ * source.c - the sending side of a migration: its lifecycle, its setup,
+ * its settings, the stream, the end of an iteration and the statistics.
  *
  * Setup asks the destination for its blocks (RAM_BLOCKS_REQUEST) and checks
- * them against ours.  Then every range the caller hands to
- * rdmig_source_write() is merged with its neighbours into as few RDMA
- * WRITEs as possible.  With dynamic registration each write stays inside
- * one chunk (opts.chunk_size, 1 MiB by default), which the destination
- * registers on request (REGISTER_REQUEST -> REGISTER_RESULT, keys cached
- * per chunk) unless the
- * range is all zero and the chunk is not registered yet: then a COMPRESS
- * message zeroes it on the far side and no data moves.  With PIN_ALL the
- * destination registered everything up front and writes may span chunks.
+ * them against ours.  What is written then goes through the layers below,
+ * each calling only down:
+ *   source_write.c     the write queue: rdmig_source_write, the zero test,
+ *                      merging, COMPRESS, posting the RDMA WRITEs;
+ *   source_register.c  control messages, keep-alives, REGISTER_REQUEST and
+ *                      our own registration of a chunk;
+ *   source_pin.c       blocks registered whole (PIN_ALL, pin-local);
+ *   engine.c           what the source shares with the destination.
  *
  * Everything goes through the engine's seam (engine_io.h).  Writes are
  * signaled selectively (the transport signals the last of an iteration and
@@ -94,15 +94,6 @@ const char *rdmig_source_errmsg(const struct rdmig_source *s)
 	return s ? s->io.errmsg : "no source";
 }
 
-/* A message from the destination that breaks the wire rules is answered
- * with ERROR, as the destination answers ours (our own refusals go through
- * rdmig__engine_abort, which already sends it). */
-static int answer_violation(struct rdmig_source *s, int ret)
-{
-	return engine_msg_violation(ret) ? rdmig__engine_abort_keep(&s->io, ret) : ret;
-}
-
-static int flush_pending(struct rdmig_source *s, bool last);
 
 int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t len)
 {
@@ -115,13 +106,13 @@ int rdmig_source_write_stream(struct rdmig_source *s, const void *buf, size_t le
 	 * stream does (it flushes its queued writes first): on one queue pair
 	 * the receiver then has that data once the bytes arrive, and may take
 	 * what the stream says about it (rdmig send's span digests) as final. */
-	if (s->set_up && (ret = flush_pending(s, false)))
-		return answer_violation(s, ret);
+	if (s->set_up && (ret = rdmig__src_flush_pending(s, false)))
+		return rdmig__src_answer_violation(s, ret);
 	while (len) {
 		uint32_t n = len > RDMIG_MAX_STREAM_CHUNK ? RDMIG_MAX_STREAM_CHUNK : (uint32_t)len;
 		ret = rdmig__src_control_send(s, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, n, p});
 		if (ret)
-			return answer_violation(s, ret);
+			return rdmig__src_answer_violation(s, ret);
 		s->st.stream_bytes += n;
 		p += n;
 		len -= n;
@@ -190,152 +181,10 @@ int rdmig_source_setup(struct rdmig_source *s)
 	if (!ret)
 		ret = take_dest_blocks(s, &reply);
 	s->set_up = !ret;
-	return answer_violation(s, ret);
+	return rdmig__src_answer_violation(s, ret);
 }
 
-/* ---------------------------------------------------------------- writes -- */
-
-static int send_compress(struct rdmig_source *s, const struct pending_write *w)
-{
-	struct src_block *b = &s->blocks[w->block];
-	struct rdmig_compress comp = {
-		.value = 0,
-		.block_index = w->block,
-		.offset = b->remote_offset + w->offset,
-		.length = w->len,
-	};
-	uint8_t rec[RDMIG_COMPRESS_SIZE];
-	int ret;
-
-	rdmig_encode_compress(&comp, rec);
-	ret = rdmig__src_control_send(s,
-			      &(struct rdmig_msg){RDMIG_MSG_COMPRESS, 1, sizeof(rec), rec});
-	if (!ret)
-		s->st.bytes_compressed += w->len;
-	return ret;
-}
-
-/* Make the pending merged range ready to write: with dynamic registration
- * a chunk without a key is registered, or COMPRESSed if the range is all
- * zero (then nothing is left to write and the range is no longer pending). */
-static int settle_pending(struct rdmig_source *s)
-{
-	struct pending_write *w = &s->pending;
-	struct src_block *b = &s->blocks[w->block];
-	uint32_t chunk = (uint32_t)(w->offset >> s->shift);
-	int ret = 0;
-
-	if (!w->active || s->pin_all)
-		return 0;
-	if (!b->remote_ok[chunk] && (ret = rdmig__src_collect_ahead(s))) /* it may be this chunk */
-		return ret;
-	if (!b->remote_ok[chunk]) {
-		if (rdmig_is_zero(b->host + w->offset, w->len)) {
-			w->active = false;
-			return send_compress(s, w);
-		}
-		ret = rdmig__src_ask_register(s, w->block, w->offset);
-		if (!ret)
-			ret = rdmig__src_take_register_result(s, w->block, w->offset, false);
-	}
-	if (!ret)
-		ret = rdmig__src_register_local_chunk(s, b, chunk);
-	return ret ? ret : rdmig__src_ask_ahead(s, w->block, chunk + 1);
-}
-
-/* Post the settled pending range as one RDMA WRITE. */
-static int post_pending(struct rdmig_source *s, bool last)
-{
-	struct pending_write w = s->pending;
-	struct src_block *b = &s->blocks[w.block];
-	uint32_t chunk = (uint32_t)(w.offset >> s->shift);
-	uint32_t lkey, rkey;
-	int ret;
-
-	if (!w.active)
-		return 0;
-	s->pending.active = false;
-	lkey = rdmig__src_lkey(b, chunk);
-	rkey = s->pin_all ? b->remote_block_rkey : b->remote_rkey[chunk];
-	ret = s->io.ops->post_write(s->io.ctx, &(struct engine_write){
-		.local = b->host + w.offset,
-		.len = (uint32_t)w.len,
-		.lkey = lkey,
-		.remote = b->remote_host + w.offset,
-		.rkey = rkey,
-		.block = w.block,
-		.chunk = chunk,
-		.signal = last,
-	});
-	if (!ret) {
-		s->st.writes_posted++;
-		s->st.bytes_written += w.len;
-	}
-	return ret;
-}
-
-static int flush_pending(struct rdmig_source *s, bool last)
-{
-	int ret = settle_pending(s);
-	return ret ? ret : post_pending(s, last);
-}
-
-static bool can_merge(const struct rdmig_source *s, uint32_t bi, uint64_t offset, uint64_t len)
-{
-	const struct pending_write *p = &s->pending;
-
-	if (!p->active || p->block != bi || p->offset + p->len != offset ||
-	    p->len + len > RDMIG_MAX_MERGE)
-		return false;
-	/* dynamic registration: one rkey per chunk, so one chunk per write;
-	 * PIN_ALL: one lkey per piece of our block, so one piece per write */
-	if (s->pin_all)
-		return rdmig__src_same_piece(&s->blocks[bi], (uint32_t)(p->offset >> s->shift),
-					     (uint32_t)(offset >> s->shift));
-	return (p->offset >> s->shift) == (offset >> s->shift);
-}
-
-/*
- * Whether the chunk of the range about to become pending may be registered
- * ahead, after the write now flushed is settled and before it is posted:
- * the round trip then overlaps that write on the wire instead of following
- * it (on one QP a request waits behind the writes queued before it).  Only
- * when the chunk would be registered anyway: no key yet, and this first
- * piece of it is not all zero, so neither is the range merged from it.
- * What goes on the wire is what QEMU sends, in another order.
- */
-static bool can_register_ahead(const struct rdmig_source *s, uint32_t bi, uint64_t offset,
-			       uint64_t len)
-{
-	const struct src_block *b = &s->blocks[bi];
-
-	if (s->pin_all || !s->pending.active || s->ahead.out || b->remote_ok[offset >> s->shift])
-		return false;
-	return !rdmig_is_zero(b->host + offset, len);
-}
-
-static int queue_range(struct rdmig_source *s, uint32_t bi, uint64_t offset, uint64_t len)
-{
-	bool ahead;
-	int ret;
-
-	if (can_merge(s, bi, offset, len)) {
-		s->pending.len += len;
-		return 0;
-	}
-	ret = settle_pending(s);
-	if (ret)
-		return ret;
-	ahead = can_register_ahead(s, bi, offset, len);
-	ret = ahead ? rdmig__src_ask_register(s, bi, offset) : 0;
-	if (!ret)
-		ret = post_pending(s, false);
-	if (!ret && ahead)
-		ret = rdmig__src_take_register_result(s, bi, offset, true);
-	if (!ret)
-		s->pending = (struct pending_write){true, bi, offset, len};
-	return ret;
-}
+/* -------------------------------------------------------------- settings -- */
 
 int rdmig_source_set_pin_local(struct rdmig_source *s, int on)
 {
@@ -356,62 +205,12 @@ int rdmig_source_set_lookahead(struct rdmig_source *s, int on)
 	return 0;
 }
 
-int rdmig_source_set_keep_alive(struct rdmig_source *s, int interval_ms)
+int rdmig_source_set_skip_zero(struct rdmig_source *s, int on)
 {
 	if (!s)
 		return RDMIG_EINVAL;
-	if (interval_ms < 0)
-		return engine_fail(&s->io, RDMIG_EINVAL, "keep-alive interval %d ms is negative",
-				   interval_ms);
-	/* off until now, the silence was not timed: count from here */
-	if (!s->keep_alive_ms)
-		s->last_control_us = rdmig__engine_now_us();
-	s->keep_alive_ms = interval_ms;
+	s->skip_zero = on != 0;
 	return 0;
-}
-
-/* An empty stream message, the one control message that means nothing to
- * the destination but still waits for its READY: a dead peer shows. */
-int rdmig_source_keep_alive(struct rdmig_source *s)
-{
-	if (!s)
-		return RDMIG_EINVAL;
-	if (!s->keep_alive_ms || !s->set_up ||
-	    rdmig__engine_now_us() - s->last_control_us < s->keep_alive_ms * 1000.0)
-		return 0;
-	return answer_violation(s, rdmig__src_control_send(s, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0,
-								      NULL}));
-}
-
-int rdmig_source_write(struct rdmig_source *s, uint32_t block, uint64_t offset, uint64_t len)
-{
-	if (!s)
-		return RDMIG_EINVAL;
-	struct src_block *b;
-
-	if (!s->set_up)
-		return engine_fail(&s->io, RDMIG_ESTATE,
-				   "rdmig_source_write before rdmig_source_setup");
-	if (block >= s->nblocks)
-		return engine_fail(&s->io, RDMIG_EINVAL, "block %u does not exist (%zu blocks)",
-				   block, s->nblocks);
-	b = &s->blocks[block];
-	if (offset > b->length || len > b->length - offset)
-		return engine_fail(&s->io, RDMIG_EINVAL,
-				   "range %llu+%llu is outside block %s (%llu bytes)",
-				   (unsigned long long)offset, (unsigned long long)len, b->name,
-				   (unsigned long long)b->length);
-	/* split at chunk boundaries; queue_range merges what may be merged */
-	while (len) {
-		uint64_t chunk_end = ((offset >> s->shift) + 1) << s->shift;
-		uint64_t piece = chunk_end - offset < len ? chunk_end - offset : len;
-		int ret = queue_range(s, block, offset, piece);
-		if (ret)
-			return answer_violation(s, ret);
-		offset += piece;
-		len -= piece;
-	}
-	return rdmig_source_keep_alive(s);
 }
 
 int rdmig_source_end_iteration(struct rdmig_source *s)
@@ -423,7 +222,7 @@ int rdmig_source_end_iteration(struct rdmig_source *s)
 	if (!s->set_up)
 		return engine_fail(&s->io, RDMIG_ESTATE,
 				   "rdmig_source_end_iteration before rdmig_source_setup");
-	ret = flush_pending(s, true);
+	ret = rdmig__src_flush_pending(s, true);
 	if (!ret) /* every write (and unsignaled control send) completed */
 		ret = s->io.ops->flush_sends(s->io.ctx, 0);
 	if (!ret)
@@ -431,7 +230,7 @@ int rdmig_source_end_iteration(struct rdmig_source *s)
 				      &(struct rdmig_msg){RDMIG_MSG_REGISTER_FINISHED, 1, 0, NULL});
 	if (!ret)
 		s->st.iterations++;
-	return answer_violation(s, ret);
+	return rdmig__src_answer_violation(s, ret);
 }
 
 void rdmig_source_stats(const struct rdmig_source *s, struct rdmig_engine_stats *out)

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * source_int.h - what the source engine's two files share: the source's
- * state (source.c: lifecycle, setup, writes) and its control messages and
- * registrations (source_register.c).  Not installed.
+ * source_int.h - what the source engine's files share: the source's
+ * state and the functions each layer offers the one above it.  The layers,
+ * from the top (each calls only down): source.c (lifecycle, setup, stream,
+ * iterations), source_write.c (the write queue), source_register.c
+ * (control messages and registrations), source_pin.c (blocks pinned
+ * whole).  Not installed.
  */
 #ifndef RDMIG_SOURCE_INT_H
 #define RDMIG_SOURCE_INT_H
@@ -30,6 +33,9 @@ struct pending_write {
 	bool active;
 	uint32_t block;
 	uint64_t offset, len;
+	/* all zero, as far as the zero test looked: it looks only where a
+	 * range may go as COMPRESS (source_write.c), so false may be unknown */
+	bool zero;
 };
 
 /* A REGISTER_REQUEST sent before its chunk is written, whose reply is
@@ -54,6 +60,7 @@ struct rdmig_source {
 	struct pending_write pending;
 	bool lookahead;             /* rdmig_source_set_lookahead */
 	bool pin_local;             /* rdmig_source_set_pin_local */
+	bool skip_zero;             /* rdmig_source_set_skip_zero */
 	unsigned register_threads;  /* rdmig_source_set_register_threads (1) */
 	struct request_ahead ahead; /* the one request whose reply is not taken */
 	struct rdmig_engine_stats st;
@@ -63,23 +70,31 @@ struct rdmig_source {
 	double last_control_us; /* when the last control message left */
 };
 
+/* A message from the destination that breaks the wire rules is answered
+ * with ERROR, as the destination answers ours (our own refusals go through
+ * rdmig__engine_abort, which already sends it). */
+static inline int rdmig__src_answer_violation(struct rdmig_source *s, int ret)
+{
+	return engine_msg_violation(ret) ? rdmig__engine_abort_keep(&s->io, ret) : ret;
+}
+
+/* source_write.c: settle and post the pending write (LAST: signal it, as
+ * the last of an iteration). */
+int rdmig__src_flush_pending(struct rdmig_source *s, bool last);
+
 /* source_register.c */
 int rdmig__src_control_send(struct rdmig_source *s, const struct rdmig_msg *msg);
 int rdmig__src_control_request(struct rdmig_source *s, const struct rdmig_msg *msg);
-struct engine_mr *rdmig__src_register_local(struct rdmig_source *s, void *addr, uint64_t len);
 int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk);
 int rdmig__src_ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset);
 int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t offset,
 				    bool ahead);
 int rdmig__src_collect_ahead(struct rdmig_source *s);
-int rdmig__src_ask_ahead(struct rdmig_source *s, uint32_t bi, uint32_t chunk);
 
 /* source_pin.c */
 int rdmig__src_register_blocks_whole(struct rdmig_source *s);
 void rdmig__src_release_pieces(const struct engine_io *io, struct src_block *b);
 /* The local key for a write into chunk of b: its piece's, or its own MR's. */
 uint32_t rdmig__src_lkey(const struct src_block *b, uint32_t chunk);
-/* Whether one write may hold both chunks (always, unless pieces part them). */
-bool rdmig__src_same_piece(const struct src_block *b, uint32_t chunk_a, uint32_t chunk_b);
 
 #endif

@@ -149,11 +149,6 @@ uint32_t rdmig__src_lkey(const struct src_block *b, uint32_t chunk)
 	return b->piece_mr ? b->piece_mr[chunk / b->piece_chunks]->lkey : b->local_mr[chunk]->lkey;
 }
 
-bool rdmig__src_same_piece(const struct src_block *b, uint32_t chunk_a, uint32_t chunk_b)
-{
-	return !b->piece_mr || chunk_a / b->piece_chunks == chunk_b / b->piece_chunks;
-}
-
 /* 0 asks for one thread per online CPU, at most 8: beyond that the pieces
  * wait on the same page-table locks more than they pin side by side. */
 static unsigned auto_register_threads(void)

@@ -2,9 +2,10 @@
 /*
  * source_register.c - the source's control messages and registrations:
  * every control message goes through rdmig__src_control_send/_request
- * (which first take a reply asked for ahead), REGISTER_REQUEST and its
- * reply, our own registration of a chunk, and lookahead (the next chunk
- * asked for while this one is written).
+ * (which first take a reply asked for ahead), keep-alives, REGISTER_REQUEST
+ * and its reply, and our own registration of a chunk.  When to register
+ * (ahead or not) is the write queue's choice (source_write.c); this layer
+ * calls only down, into the engine and its seam.
  */
 #include <string.h>
 #include "source_int.h"
@@ -45,7 +46,7 @@ int rdmig__src_control_request(struct rdmig_source *s, const struct rdmig_msg *m
 
 /* Source memory is only read by the HCA: no access flags beyond local read,
  * which also lets read-only file mappings be registered. */
-struct engine_mr *rdmig__src_register_local(struct rdmig_source *s, void *addr, uint64_t len)
+static struct engine_mr *register_local(struct rdmig_source *s, void *addr, uint64_t len)
 {
 	return rdmig__engine_reg_timed(&s->io, addr, len, ENGINE_ACCESS_LOCAL_READ,
 				       &s->st.register_seconds);
@@ -58,7 +59,7 @@ int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b,
 
 	if (b->local_mr[chunk] || b->piece_mr)
 		return 0;
-	b->local_mr[chunk] = rdmig__src_register_local(s, b->host + start, len);
+	b->local_mr[chunk] = register_local(s, b->host + start, len);
 	if (!b->local_mr[chunk])
 		return rdmig__engine_reg_failed(&s->io, "source chunk", b->name, len);
 	s->st.chunks_registered++;
@@ -129,32 +130,29 @@ int rdmig__src_collect_ahead(struct rdmig_source *s)
 	return rdmig__src_take_register_result(s, a.block, a.offset, true);
 }
 
-/*
- * With lookahead, while chunk N is about to be written: ask for chunk N+1
- * of the same block now, and take the reply when it is needed.  Only for a
- * chunk that has no key and is not all zero here (it will be written, not
- * COMPRESSed), and only one request at a time: the destination sends its
- * next READY after the reply, so a second control message waits for it.
- */
-int rdmig__src_ask_ahead(struct rdmig_source *s, uint32_t bi, uint32_t chunk)
+int rdmig_source_set_keep_alive(struct rdmig_source *s, int interval_ms)
 {
-	struct src_block *b = &s->blocks[bi];
-	uint64_t offset = (uint64_t)chunk << s->shift;
-	int ret;
+	if (!s)
+		return RDMIG_EINVAL;
+	if (interval_ms < 0)
+		return engine_fail(&s->io, RDMIG_EINVAL, "keep-alive interval %d ms is negative",
+				   interval_ms);
+	/* off until now, the silence was not timed: count from here */
+	if (!s->keep_alive_ms)
+		s->last_control_us = rdmig__engine_now_us();
+	s->keep_alive_ms = interval_ms;
+	return 0;
+}
 
-	if (!s->lookahead || s->ahead.out || chunk >= b->nchunks || b->remote_ok[chunk] ||
-	    (s->ahead.seen && s->ahead.seen_block == bi && s->ahead.seen_chunk == chunk))
+/* An empty stream message, the one control message that means nothing to
+ * the destination but still waits for its READY: a dead peer shows. */
+int rdmig_source_keep_alive(struct rdmig_source *s)
+{
+	if (!s)
+		return RDMIG_EINVAL;
+	if (!s->keep_alive_ms || !s->set_up ||
+	    rdmig__engine_now_us() - s->last_control_us < s->keep_alive_ms * 1000.0)
 		return 0;
-	s->ahead.seen = true;
-	s->ahead.seen_block = bi;
-	s->ahead.seen_chunk = chunk;
-	if (rdmig_is_zero(b->host + offset, engine_chunk_len(b->length, chunk, s->shift)))
-		return 0;
-	ret = rdmig__src_ask_register(s, bi, offset);
-	if (!ret) {
-		s->ahead.out = true;
-		s->ahead.block = bi;
-		s->ahead.offset = offset;
-	}
-	return ret;
+	return rdmig__src_answer_violation(
+		s, rdmig__src_control_send(s, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0, NULL}));
 }

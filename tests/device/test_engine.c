@@ -6,7 +6,9 @@
  * the previous chunk's write where they can be; a second iteration
  * re-sends changed pages; a block-count mismatch is refused; the end of an
  * iteration waits for every send, also when a signaled write is still in
- * flight behind which an unsignaled send was posted.  (A hostile
+ * flight behind which an unsignaled send was posted; skipping zero pages
+ * (rdmig_source_set_skip_zero), the destination's zero pages are never
+ * touched, neither written nor COMPRESSed.  (A hostile
  * peer, field by field: test_hostile.c.)
  *
  * The destination's memory starts as garbage (0xAA), so a missed COMPRESS
@@ -70,7 +72,19 @@ struct engine_arg {
 	int iterations;
 	size_t dest_blocks; /* how many blocks the destination offers */
 	int expect_fail;    /* destination expects the migration to be refused */
+	bool skip_zero;     /* the source skips zero pages */
 };
+
+/* Skipping zero pages, what the destination holds: the source's pages,
+ * but the garbage it started with where the source's page is all zero. */
+static void keep_garbage_in_zero_pages(uint8_t *want, uint64_t len)
+{
+	for (uint64_t at = 0; at < len; at += PAGE) {
+		uint64_t n = len - at < PAGE ? len - at : PAGE;
+		if (rdmig_is_zero(want + at, n))
+			memset(want + at, 0xAA, n);
+	}
+}
 
 static void *garbage_block(uint64_t len)
 {
@@ -125,6 +139,8 @@ static void dest_engine(struct rdmig_conn *c, void *argp)
 		for (size_t i = 0; i < NSHAPES; i++) {
 			uint8_t *want = malloc(shapes[i].length + 1);
 			make_content(want, i, a->iterations);
+			if (a->skip_zero)
+				keep_garbage_in_zero_pages(want, shapes[i].length);
 			CHECK_MEM_EQ(blocks[i].host, want, shapes[i].length);
 			free(want);
 		}
@@ -132,7 +148,9 @@ static void dest_engine(struct rdmig_conn *c, void *argp)
 		CHECK_EQ(st.iterations, a->iterations);
 		rdmig_conn_caps(c, &caps);
 		/* dynamic: the zero block and the zero chunks of "sparse" went as COMPRESS */
-		if (!(caps.flags & RDMIG_CAP_PIN_ALL))
+		if (a->skip_zero)
+			CHECK_EQ(st.bytes_compressed, 0);
+		else if (!(caps.flags & RDMIG_CAP_PIN_ALL))
 			CHECK(st.bytes_compressed >= 2 * MIB + 3 * MIB);
 		else
 			CHECK_EQ(st.bytes_compressed, 0);
@@ -151,9 +169,9 @@ static int send_all(struct rdmig_source *s)
 	return rdmig_source_end_iteration(s);
 }
 
-static void run_engine(const struct dev *dev, bool pin_all, int iterations)
+static void run_engine(const struct dev *dev, bool pin_all, int iterations, bool skip_zero)
 {
-	struct engine_arg a = {iterations, NSHAPES, 0};
+	struct engine_arg a = {iterations, NSHAPES, 0, skip_zero};
 	struct pair p = {.dev = dev, .dest = dest_engine, .arg = &a};
 	struct rdmig_block blocks[NSHAPES];
 	uint8_t *mem[NSHAPES];
@@ -175,6 +193,7 @@ static void run_engine(const struct dev *dev, bool pin_all, int iterations)
 	}
 	CHECK_OK(test_connect(&p, &o, &c));
 	CHECK_OK(rdmig_source_create(c, blocks, NSHAPES, &s));
+	CHECK_OK(rdmig_source_set_skip_zero(s, skip_zero));
 	CHECK_OK(rdmig_source_write_stream(s, "begin;", 6));
 	CHECK_OK(rdmig_source_setup(s));
 	CHECK_OK(send_all(s));
@@ -190,7 +209,16 @@ static void run_engine(const struct dev *dev, bool pin_all, int iterations)
 	rdmig_source_stats(s, &st);
 	CHECK(st.writes_posted > 0);
 	CHECK(st.writes_signaled <= st.writes_posted);
-	if (!pin_all) {
+	if (skip_zero) {
+		/* Only pages with data: random whole, one page in each of
+		 * sparse's chunks 0 and 2, small whole; the same 7 requests,
+		 * each but random's first asked ahead, since no COMPRESS comes
+		 * between a write and the next chunk's. */
+		CHECK_EQ(st.bytes_written, 3 * MIB + 123 + 2 * PAGE + 5000);
+		CHECK_EQ(st.bytes_compressed, 0);
+		CHECK_EQ(st.register_requests, pin_all ? 0 : 7);
+		CHECK_EQ(st.register_ahead, pin_all ? 0 : 6);
+	} else if (!pin_all) {
 		/* One request per chunk with data: random 4, sparse 2, small 1,
 		 * and in iteration 2 the new data in sparse's zero chunk 4.
 		 * Asked ahead (before the previous write was posted): random's
@@ -212,22 +240,32 @@ static void run_engine(const struct dev *dev, bool pin_all, int iterations)
 
 DEVICE_TEST(blocks_of_every_shape_dynamic)
 {
-	run_engine(dev, false, 1);
+	run_engine(dev, false, 1, false);
 }
 
 DEVICE_TEST(blocks_of_every_shape_pin_all)
 {
-	run_engine(dev, true, 1);
+	run_engine(dev, true, 1, false);
 }
 
 DEVICE_TEST(second_iteration_resends_changed_pages)
 {
-	run_engine(dev, false, 2);
+	run_engine(dev, false, 2, false);
 }
 
 DEVICE_TEST(second_iteration_pin_all)
 {
-	run_engine(dev, true, 2);
+	run_engine(dev, true, 2, false);
+}
+
+DEVICE_TEST(skip_zero_leaves_zero_pages_untouched_dynamic)
+{
+	run_engine(dev, false, 1, true);
+}
+
+DEVICE_TEST(skip_zero_leaves_zero_pages_untouched_pin_all)
+{
+	run_engine(dev, true, 1, true);
 }
 
 DEVICE_TEST(block_count_mismatch_is_refused)

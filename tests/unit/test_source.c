@@ -1025,3 +1025,61 @@ TEST(lookahead_reply_before_stream)
 }
 
 CHECK_MAIN()
+
+/* Skipping zero pages: the caller hands over the whole block in one call;
+ * the source writes the runs of non-zero pages, and neither writes,
+ * registers nor COMPRESSes the zero pages and the all-zero chunk. */
+TEST(skip_zero_writes_only_nonzero_pages)
+{
+	static const uint64_t len = 3 * MIB;
+	struct run r;
+	struct rdmig_engine_stats st;
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	memset(r.mem[0], 0, 4096);                /* chunk 0: page 0 zero, */
+	memset(r.mem[0] + 3 * 4096, 0, 2 * 4096); /* pages 3 and 4 zero */
+	memset(r.mem[0] + MIB, 0, MIB);           /* chunk 1: all zero */
+	CHECK_OK(rdmig_source_set_skip_zero(r.s, 1));
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, len));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+
+	CHECK_EQ(count(EV_SEND, RDMIG_MSG_COMPRESS), 0);
+	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 2); /* chunks 0 and 2 */
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 3);
+	CHECK_EQ(nth_write(0)->remote, DEST_HOST(0) + 4096);
+	CHECK_EQ(nth_write(0)->len, 2 * 4096);
+	CHECK_EQ(nth_write(1)->remote, DEST_HOST(0) + 5 * 4096);
+	CHECK_EQ(nth_write(1)->len, MIB - 5 * 4096);
+	CHECK_EQ(nth_write(2)->remote, DEST_HOST(0) + 2 * MIB);
+	CHECK_EQ(nth_write(2)->len, MIB);
+	st = stats_of(&r);
+	CHECK_EQ(st.bytes_written, 2 * MIB - 3 * 4096);
+	CHECK_EQ(st.bytes_compressed, 0);
+	finish(&r);
+}
+
+/* Without skipping (the default) the same whole-block call goes as QEMU
+ * sends it: the all-zero chunk as one COMPRESS, the others written whole,
+ * zero pages and all. */
+TEST(default_compresses_zero_chunk_of_a_whole_block)
+{
+	static const uint64_t len = 3 * MIB;
+	struct run r;
+	struct rdmig_engine_stats st;
+
+	CHECK_OK(start(&r, &len, 1, 0, false));
+	memset(r.mem[0], 0, 4096);
+	memset(r.mem[0] + MIB, 0, MIB);
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, len));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+
+	CHECK_EQ(count(EV_SEND, RDMIG_MSG_COMPRESS), 1);
+	CHECK_EQ(fd.ev[find(0, EV_SEND, RDMIG_MSG_COMPRESS)].comp.offset, DEST_OFFSET(0) + MIB);
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 2);
+	st = stats_of(&r);
+	CHECK_EQ(st.bytes_written, 2 * MIB);
+	CHECK_EQ(st.bytes_compressed, MIB);
+	finish(&r);
+}
