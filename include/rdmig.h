@@ -328,7 +328,33 @@ struct rdmig_opts {
 	 * size that ends before this field) are treated as -1.  Set it only
 	 * after rdmig_opts_init: 0 is a file descriptor (stdin).  Added in 0.2. */
 	int cancel_fd;
+	/* Destination: end a source that makes no progress for this long
+	 * (default 0: never; < 0 is refused).  Progress is what moves data:
+	 * stream bytes (a QEMU_FILE message of at least one byte), a chunk
+	 * registered, a COMPRESS range zeroed.  Keep-alives (empty QEMU_FILE
+	 * messages), REGISTER_FINISHED, UNREGISTER and REGISTER_REQUESTs
+	 * answered from a region already registered do not count, so a source
+	 * that only keeps the connection busy is ended with RDMIG_ETIMEDOUT
+	 * (and ERROR to it) once this much time passed since its last
+	 * progress; rdmig_dest_next never waits past that moment.  An event
+	 * loop driving rdmig_dest_try_next must call it at least that often
+	 * for the clock to be read.  timeout_ms still bounds one silence.
+	 * Added in 0.2. */
+	int idle_timeout_ms;
+	/* Destination: how many chunks a source may register again after
+	 * it unregistered them (UNREGISTER_REQUEST then REGISTER_REQUEST of
+	 * the same chunk), in total per connection; each one pins memory
+	 * again.  RDMIG_REPIN_BUDGET by default; -1: no limit; 0: none.  The
+	 * REGISTER_REQUEST that goes past it is refused with RDMIG_EPROTO
+	 * and ERROR to the source.  Neither QEMU nor rdmig's source
+	 * unregisters, so only a hostile or broken source meets it.
+	 * Added in 0.2. */
+	int repin_budget;
 };
+
+/* The default rdmig_opts.repin_budget: 4096 chunks (4 GiB at 1 MiB
+ * chunks) pinned again per connection. */
+#define RDMIG_REPIN_BUDGET 4096
 
 /*
  * Fill the first `size` bytes of *opts with the library's defaults (bytes

@@ -309,6 +309,20 @@ int rdmig_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
 	return ret;
 }
 
+int rdmig__conn_recv_within(struct rdmig_conn *c, uint32_t expect, int timeout_ms,
+			    struct rdmig_msg *out)
+{
+	int saved_timeout = c->opts.timeout_ms;
+	int ret;
+
+	/* a shorter bound only: <= 0 or a longer one keeps the connection's */
+	if (timeout_ms > 0 && (saved_timeout <= 0 || timeout_ms < saved_timeout))
+		c->opts.timeout_ms = timeout_ms;
+	ret = rdmig_recv(c, expect, out);
+	c->opts.timeout_ms = saved_timeout;
+	return ret;
+}
+
 int rdmig__conn_try_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
 {
 	const char *what = expect ? rdmig_msg_type_name(expect) : "the next message";

@@ -165,6 +165,10 @@ int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms);
  * reply travels (the source registers its own chunk meanwhile). */
 int rdmig__conn_request_send(struct rdmig_conn *c, const struct rdmig_msg *msg);
 int rdmig__conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct rdmig_msg *reply);
+/* channel.c: rdmig_recv waiting at most timeout_ms, when that is shorter
+ * than the connection's timeout (<= 0: the connection's). */
+int rdmig__conn_recv_within(struct rdmig_conn *c, uint32_t expect, int timeout_ms,
+			    struct rdmig_msg *out);
 /* channel.c: rdmig_recv without the wait: give the peer its READY unless
  * it has it, then take its message if it came; RDMIG_EAGAIN when it did
  * not yet (call again: no second READY goes out). */

@@ -15,10 +15,18 @@
  * and only what the source asks for (or everything, with PIN_ALL, when the
  * block list is requested).  What it served it reports too, when asked
  * (rdmig_dest_set_events; the queue is in dest_events.c).
+ *
+ * Two limits keep a source from holding the destination at no cost to
+ * itself: a progress deadline (rdmig_opts.idle_timeout_ms, dest_idle.h)
+ * ends a source that only keeps the connection busy, and a budget of
+ * re-registrations (rdmig_opts.repin_budget) ends one that unregisters
+ * and registers the same chunks again and again, which pins memory each
+ * time.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "dest_events.h"
+#include "dest_idle.h"
 #include "dest_step.h"
 #include "dest_zranges.h"
 #include "engine.h"
@@ -31,6 +39,7 @@ struct dst_block {
 	uint32_t nchunks;
 	struct engine_mr **chunk_mr; /* per chunk; may share one MR (multi-chunk requests) */
 	struct engine_mr *block_mr;  /* PIN_ALL */
+	uint8_t *released;           /* per chunk: unregistered, so registering it re-pins */
 };
 
 struct rdmig_dest {
@@ -48,6 +57,10 @@ struct rdmig_dest {
 	struct rdmig_engine_stats st;
 	struct dest_events events; /* what the caller asked to hear of, queued */
 	int failed;           /* the code rdmig_dest_next failed with (sticky) */
+	struct dest_idle idle; /* the progress deadline */
+	bool progress;        /* the message at hand moved data */
+	unsigned idle_msgs;   /* messages since the last progress */
+	uint64_t repins;      /* chunks registered again after UNREGISTER */
 };
 
 /* rdmig_dest_create over a connection is in engine_io_conn.c. */
@@ -69,6 +82,7 @@ int rdmig__dest_create(const struct engine_io *io, struct rdmig_dest **out)
 	}
 	d->io = *io;
 	d->shift = engine_chunk_shift(io->opts->chunk_size);
+	dest_idle_start(&d->idle, io->opts->idle_timeout_ms, rdmig__engine_now_us());
 	*out = d;
 	return 0;
 }
@@ -117,6 +131,7 @@ static void free_blocks(struct rdmig_dest *d)
 		if (d->blocks[i].block_mr)
 			d->io.ops->dereg(d->io.ctx, d->blocks[i].block_mr);
 		free(d->blocks[i].chunk_mr);
+		free(d->blocks[i].released);
 		free(d->blocks[i].name);
 	}
 	free(d->blocks);
@@ -167,10 +182,11 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
 		b->length = blocks[i].length;
 		b->nchunks = engine_chunk_count(b->length, d->shift);
 		b->chunk_mr = calloc(b->nchunks ? b->nchunks : 1, sizeof(*b->chunk_mr));
+		b->released = calloc(b->nchunks ? b->nchunks : 1, 1);
 		/* Lay blocks out one after another, chunk-aligned, unless given. */
 		b->offset = blocks[i].offset ? blocks[i].offset : next_offset;
 		next_offset = engine_align_chunk(b->offset + b->length, d->shift);
-		if (!b->name || !b->chunk_mr) {
+		if (!b->name || !b->chunk_mr || !b->released) {
 			free_blocks(d);
 			return engine_fail(&d->io, RDMIG_ENOMEM, "out of memory");
 		}
@@ -290,6 +306,32 @@ static uint32_t first_registered(const struct dst_block *b, uint32_t first, uint
 	return i;
 }
 
+/* Charge the chunks of [first, first + count) that were unregistered
+ * before to the re-registration budget; refuse the request that goes
+ * past it. */
+static int charge_repins(struct dst_block *b, struct rdmig_dest *d, uint32_t rec,
+			 uint32_t first, uint32_t count)
+{
+	int budget = d->io.opts->repin_budget;
+	uint32_t again = 0;
+
+	for (uint32_t i = first; i < first + count; i++)
+		again += b->released[i];
+	if (!again)
+		return 0;
+	if (budget >= 0 && d->repins + again > (uint64_t)budget)
+		return rdmig__engine_abort(&d->io, RDMIG_EPROTO,
+				    "REGISTER_REQUEST record %u: chunks %u..%u of block %u (%s) "
+				    "would be registered again after UNREGISTER; the source did "
+				    "that for %llu chunks already, and the budget is %d per "
+				    "connection (each pins memory again)", rec, first,
+				    first + count - 1, (unsigned)(b - d->blocks), b->name,
+				    (unsigned long long)d->repins, budget);
+	d->repins += again;
+	memset(b->released + first, 0, count);
+	return 0;
+}
+
 /*
  * Register chunks [first, first + count) of b as one region (one rkey).
  *
@@ -328,6 +370,8 @@ static int register_chunks(struct dst_block *b, struct rdmig_dest *d, uint32_t r
 				    "chunk %u is already registered in another range: a chunk is "
 				    "registered once", rec, first, first + count - 1,
 				    (unsigned)(b - d->blocks), b->name, first + taken);
+	if (charge_repins(b, d, rec, first, count))
+		return RDMIG_EPROTO;
 	mr = register_remote(d, b->host + start, end - start);
 	if (!mr)
 		return rdmig__engine_abort_keep(&d->io, rdmig__engine_reg_failed(&d->io,
@@ -340,6 +384,7 @@ static int register_chunks(struct dst_block *b, struct rdmig_dest *d, uint32_t r
 	for (uint32_t i = first; i < first + count; i++)
 		b->chunk_mr[i] = mr;
 	d->st.chunks_registered += count;
+	d->progress = true;
 	*rkey = mr->rkey;
 	return 0;
 }
@@ -424,6 +469,7 @@ static int handle_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
 			drop_mr(d, mr);
 			d->io.ops->dereg(d->io.ctx, mr);
 			b->chunk_mr[r.key] = NULL;
+			b->released[r.key] = 1;
 		}
 		report(d, RDMIG_DEST_REPORT_UNREGISTER, RDMIG_EV_UNREGISTERED, r.block_index,
 		       r.key << d->shift, engine_chunk_len(b->length, (uint32_t)r.key, d->shift));
@@ -471,6 +517,7 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 				   "cancelled while zeroing COMPRESS record %u (%llu bytes of %s)",
 				   i, (unsigned long long)cp->length, b->name);
 	d->st.bytes_compressed += cp->length;
+	d->progress = true;
 	report(d, RDMIG_DEST_REPORT_COMPRESS, RDMIG_EV_COMPRESSED, cp->block_index, rel,
 	       cp->length);
 	return 0;
@@ -515,6 +562,7 @@ static int dispatch(struct rdmig_dest *d, const struct rdmig_msg *m, struct rdmi
 	switch (m->type) {
 	case RDMIG_MSG_QEMU_FILE:
 		d->st.stream_bytes += m->len;
+		d->progress = m->len > 0; /* an empty one is a keep-alive */
 		*ev = (struct rdmig_event){RDMIG_EV_STREAM, m->payload, m->len};
 		*ret_now = true;
 		return 0;
@@ -537,6 +585,49 @@ static int dispatch(struct rdmig_dest *d, const struct rdmig_msg *m, struct rdmi
 	}
 }
 
+/* The source kept the connection busy without moving data until the
+ * deadline: end it (ERROR to it). */
+static int idle_expired(struct rdmig_dest *d)
+{
+	double idle_s = (rdmig__engine_now_us() - d->idle.last_progress_us) / 1e6;
+
+	return rdmig__engine_abort(&d->io, RDMIG_ETIMEDOUT,
+			    "the source moved no data for %.1f s, beyond the idle timeout of "
+			    "%.1f s: %u message%s since its last stream bytes, registration or "
+			    "COMPRESS, none of them one", idle_s, d->idle.limit_ms / 1000.0,
+			    d->idle_msgs, d->idle_msgs == 1 ? "" : "s");
+}
+
+/* Take the next message, waiting no later than the progress deadline. */
+static int take_message(struct rdmig_dest *d, struct rdmig_msg *m, bool wait)
+{
+	int left = dest_idle_left_ms(&d->idle, rdmig__engine_now_us());
+	int ret;
+
+	if (!left)
+		return idle_expired(d);
+	ret = wait ? d->io.ops->recv(d->io.ctx, RDMIG_MSG_NONE, left, m)
+		   : d->io.ops->try_recv(d->io.ctx, RDMIG_MSG_NONE, m);
+	if (ret == RDMIG_ETIMEDOUT && dest_idle_expired(&d->idle, rdmig__engine_now_us()))
+		return idle_expired(d);
+	return ret;
+}
+
+/* After a message was served: progress moves the deadline; anything
+ * else past it ends the source. */
+static int account_progress(struct rdmig_dest *d)
+{
+	double now = rdmig__engine_now_us();
+
+	if (d->progress) {
+		dest_idle_progress(&d->idle, now);
+		d->idle_msgs = 0;
+		return 0;
+	}
+	d->idle_msgs++;
+	return dest_idle_expired(&d->idle, now) ? idle_expired(d) : 0;
+}
+
 /* The next event; without wait, RDMIG_EAGAIN when it needs a message
  * that has not come yet. */
 static int next_event(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
@@ -556,8 +647,7 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
 	for (;;) {
 		struct rdmig_msg m;
 		bool ret_now = false;
-		int ret = wait ? d->io.ops->recv(d->io.ctx, RDMIG_MSG_NONE, &m)
-			       : d->io.ops->try_recv(d->io.ctx, RDMIG_MSG_NONE, &m);
+		int ret = take_message(d, &m, wait);
 
 		if (ret == RDMIG_EDISCONNECTED) {
 			*ev = (struct rdmig_event){.type = RDMIG_EV_END};
@@ -568,7 +658,10 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
 		if (ret)
 			return ret;
 		dest_events_reset(&d->events);
+		d->progress = false;
 		ret = dispatch(d, &m, ev, &ret_now);
+		if (!ret)
+			ret = account_progress(d);
 		if (ret || ret_now)
 			return ret;
 		/* served, reply sent: now its records may be reported */

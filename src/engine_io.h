@@ -73,8 +73,9 @@ struct engine_io_ops {
 	int (*request_send)(void *ctx, const struct rdmig_msg *msg);
 	int (*request_reply)(void *ctx, uint32_t reply_type, struct rdmig_msg *reply);
 	/* Give the peer a READY and take its next message (expect as
-	 * rdmig_recv); the payload stays valid until the next recv. */
-	int (*recv)(void *ctx, uint32_t expect, struct rdmig_msg *msg);
+	 * rdmig_recv), waiting at most timeout_ms (<= 0: the connection's
+	 * timeout); the payload stays valid until the next recv. */
+	int (*recv)(void *ctx, uint32_t expect, int timeout_ms, struct rdmig_msg *msg);
 	/* recv without the wait: RDMIG_EAGAIN when the message has not come
 	 * yet (the READY went out; neither call sends it again). */
 	int (*try_recv)(void *ctx, uint32_t expect, struct rdmig_msg *msg);

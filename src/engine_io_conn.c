@@ -86,9 +86,9 @@ static int conn_io_request_reply(void *ctx, uint32_t reply_type, struct rdmig_ms
 	return rdmig__conn_request_reply(ctx, reply_type, reply);
 }
 
-static int conn_io_recv(void *ctx, uint32_t expect, struct rdmig_msg *msg)
+static int conn_io_recv(void *ctx, uint32_t expect, int timeout_ms, struct rdmig_msg *msg)
 {
-	return rdmig_recv(ctx, expect, msg);
+	return rdmig__conn_recv_within(ctx, expect, timeout_ms, msg);
 }
 
 static int conn_io_try_recv(void *ctx, uint32_t expect, struct rdmig_msg *msg)

@@ -24,6 +24,7 @@ static void opts_defaults(struct rdmig_opts *o)
 	o->log_level = RDMIG_LOG_INFO;
 	o->chunk_size = RDMIG_CHUNK_SIZE;
 	o->cancel_fd = -1; /* 0 would be stdin */
+	o->repin_budget = RDMIG_REPIN_BUDGET;
 }
 
 void rdmig_opts_init_sized(struct rdmig_opts *opts, size_t size)
@@ -94,6 +95,13 @@ int rdmig__opts_copy(struct rdmig_opts *dst, const struct rdmig_opts *src, char 
 		return rdmig__fail(&o, errmsg, RDMIG_EINVAL,
 				   "chunk size %llu bytes: a power of two from 1 MiB to 1 GiB",
 				   (unsigned long long)o.chunk_size);
+	if (o.idle_timeout_ms < 0)
+		return rdmig__fail(&o, errmsg, RDMIG_EINVAL,
+				   "idle timeout %d ms: 0 (none) or more", o.idle_timeout_ms);
+	if (o.repin_budget < -1)
+		return rdmig__fail(&o, errmsg, RDMIG_EINVAL,
+				   "re-registration budget %d: -1 (no limit), 0 or more",
+				   o.repin_budget);
 	if (o.cancel_fd < -1)
 		return rdmig__fail(&o, errmsg, RDMIG_EINVAL,
 				   "cancel_fd %d: a file descriptor, or -1 for none", o.cancel_fd);

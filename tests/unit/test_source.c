@@ -241,7 +241,7 @@ static int fake_request_reply(void *ctx, uint32_t reply_type, struct rdmig_msg *
 }
 
 /* What only a destination does. */
-static int fake_recv(void *ctx, uint32_t expect, struct rdmig_msg *msg)
+static int fake_recv(void *ctx, uint32_t expect, int timeout_ms, struct rdmig_msg *msg)
 {
 	fprintf(stderr, "the source received a message\n");
 	abort();
