@@ -273,7 +273,11 @@ struct recv_args {
 #define RECV_OPTIONS                                                                               \
 	{"listen", required_argument, NULL, 'l'},    {"out", required_argument, NULL, 'o'},       \
 	{"max-total", required_argument, NULL, 'M'}, {"allow", required_argument, NULL, 'A'},     \
-	{"force", no_argument, NULL, 'F'},           MIG_COMMON_OPTIONS
+	{"force", no_argument, NULL, 'F'},           {"idle-timeout", required_argument, NULL, 'I'}, \
+	MIG_COMMON_OPTIONS
+/* recv's default --idle-timeout: long enough for any real source between
+ * two spans or two of QEMU's iterations, short against one that stalls. */
+#define RECV_DEFAULT_IDLE_TIMEOUT_S 60
 #define RECV_SHORT "l:o:M:A:F" MIG_COMMON_SHORT
 void recv_args_init(struct recv_args *a);
 /* Apply option c, one of RECV_OPTIONS or not (see mig_other_option): 0,

@@ -41,6 +41,9 @@ static void recv_usage(FILE *f)
 		   "                  a value given here must match it\n"
 		   "  --timeout S     give up when the source stays silent this long (0: never;\n"
 		   "                  default %d); given, it also bounds the wait for a source\n"
+		   "  --idle-timeout S  end a source that moves no data (stream bytes,\n"
+		   "                  registrations, COMPRESS) this long: keep-alives do not\n"
+		   "                  count (0: never; default %d)\n"
 		   "  --max-total N   most bytes a source may ask for (suffixes K, M, G, T;\n"
 		   "                  default: the smaller of MemAvailable and DIR's free space)\n"
 		   "  --force         accept a DIR others may write into, and replace outputs that\n"
@@ -56,7 +59,8 @@ static void recv_usage(FILE *f)
 		   "  -v, --verbose   the library's notes on stderr; -vv adds its debug log\n"
 		   "  -h, --help      this help\n"
 		   "SIGINT or SIGTERM aborts the migration: the source is told, and the exit\n"
-		   "status is 128 + the signal.\n", MIG_DEFAULT_TIMEOUT_S);
+		   "status is 128 + the signal.\n", MIG_DEFAULT_TIMEOUT_S,
+		   RECV_DEFAULT_IDLE_TIMEOUT_S);
 }
 
 static int parse_recv_args(int argc, char **argv, struct recv_args *a, bool *verify_off)

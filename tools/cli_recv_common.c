@@ -19,6 +19,7 @@ void recv_args_init(struct recv_args *a)
 	mig_common_init(&a->m);
 	a->dir.fd = -1;
 	a->allow.cmd = "recv";
+	a->m.opts.idle_timeout_ms = RECV_DEFAULT_IDLE_TIMEOUT_S * 1000;
 }
 
 int recv_args_option(struct recv_args *a, int c, const char *arg, char **argv,
@@ -35,6 +36,12 @@ int recv_args_option(struct recv_args *a, int c, const char *arg, char **argv,
 		a->out = arg;
 	} else if (c == 'F') {
 		a->force = true;
+	} else if (c == 'I') {
+		long v;
+		if (cli_parse_long(arg, 0, 86400, &v))
+			return cli_usage("--idle-timeout '%s': takes whole seconds from 0 (never) "
+					 "to 86400", arg);
+		a->m.opts.idle_timeout_ms = (int)v * 1000;
 	} else if (c == 'M') {
 		a->max_total_given = true;
 		if (cli_parse_size(arg, &a->max_total) || (a->max_total_nonzero && a->max_total == 0))

@@ -56,6 +56,8 @@ static void usage(FILE *f)
 		   "  a DIR others may write into and replace existing outputs (by rename).\n"
 		   "--timeout S: give up when the source stays silent\n"
 		   "  this long (0: never; default %d); given, it also bounds the wait for a source.\n"
+		   "--idle-timeout S: end a source that moves no data (stream bytes,\n"
+		   "  registrations, COMPRESS) this long (0: never; default %d).\n"
 		   "--chunk-size SIZE: QEMU's x-rdma-chunk-size, a power of two from 1M to 1G\n"
 		   "  (default 1M, as QEMU's); both sides must use the same.\n"
 		   "--allow ADDR[/N]: accept sources from this address or prefix only (repeat for\n"
@@ -64,7 +66,7 @@ static void usage(FILE *f)
 		   "  failure or SIGINT/SIGTERM (exit status 128 + signal) only " RQ_RECORD ".\n"
 		   "--json: one JSON object on stdout instead of the summary.  -v, --verbose:\n"
 		   "  the library's notes on stderr; -vv adds its debug log.  -h, --help: this.\n",
-		MIG_DEFAULT_TIMEOUT_S);
+		MIG_DEFAULT_TIMEOUT_S, RECV_DEFAULT_IDLE_TIMEOUT_S);
 }
 
 /* ------------------------------------------------------------ options -- */
