@@ -392,7 +392,12 @@ struct rdmig_conn;
  * capabilities (short, or a version other than 1) is rejected, logged
  * (INFO) and forgotten, like one the filter refuses: rdmig_accept waits on
  * for a valid source, and when the timeout ends the wait its message says
- * how many requests it refused and why the last one.
+ * how many requests it refused and why the last one.  So is a request
+ * whose requester goes away before the connection is established (it
+ * rejects or resets the handshake, or sends nothing for opts.timeout_ms,
+ * 60 s when that is none): at most 8 handshakes are in flight, the
+ * oldest dropped for a new request.  Only this side's own failures (no
+ * memory, no locked memory for the control buffers) end the wait.
  */
 int rdmig_listener_create(const struct rdmig_opts *opts, struct rdmig_listener **out);
 int rdmig_listen(struct rdmig_listener *l, const char *host, const char *port);
@@ -414,10 +419,13 @@ int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out);
  * either is rejected and forgotten (as there), then the next queued one is
  * looked at.  RDMIG_EAGAIN (and *out NULL) when no acceptable request was
  * queued, or after 16 refusals in one call (the fd stays readable): sleep on
- * the fd again.  Accepting still blocks, for the handshake only: creating
- * the connection's resources, then waiting at most opts.timeout_ms for it
- * to be established (the source's answer to our accept; cancel and
- * cancel_fd end that wait).  accept_timeout_ms does not apply: the loop
+ * the fd again.  It never waits for a handshake: a good request gets its
+ * resources and our accept, and its connection is returned by the call
+ * that takes its ESTABLISHED from the same fd (a handshake that hears
+ * nothing is dropped after opts.timeout_ms; a loop that wants that
+ * enforced while the fd stays quiet calls now and then).  The call reads
+ * up to 16 events (the fd stays readable for the rest).
+ * accept_timeout_ms does not apply: the loop
  * decides how long it waits for a source.  Use rdmig_try_accept, not
  * rdmig_accept, after the fd woke: the wake may be for an event that is
  * not a request, or for a request the filter refuses, and rdmig_accept

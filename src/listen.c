@@ -4,7 +4,7 @@
  * source at a time.
  *
  * Every address the listen string resolves to gets its own cm_id (all on
- * the listener's event channel) with REUSEADDR.  An accepted id is moved to
+ * the listener's event channel) with REUSEADDR.  An established id is moved to
  * a channel of its own (rdma_migrate_id), so the connection's waits see
  * only its events and the listener can go on accepting.
  *
@@ -13,23 +13,31 @@
  *
  *   CONNECT_REQUEST -> the caller's filter (source address) -> capabilities
  *                   -> PD, CQs, control buffers, QP, READY receive -> accept
+ *                   -> (in flight) ... ESTABLISHED -> the caller's
  *
  * A request refused at either gate is forgotten and the listener waits on
  * for a valid source until its accept timeout: anyone who can reach the
  * port could otherwise end a destination before its real source arrives
- * with one malformed request.  Only the accepted connection's failures end
- * rdmig_accept.
+ * with one malformed request.  So is a request whose requester goes away
+ * before ESTABLISHED (its handshake ends with REJECTED, CONNECT_ERROR,
+ * DISCONNECTED..., or its QP cannot be made because its cm_id is gone, or
+ * nothing comes before the handshake's deadline): only this side's own
+ * failures (no memory, no locked memory) end rdmig_accept.
  *
- * An event loop sleeps on the listener's channel fd (rdmig_listener_fd)
- * and calls rdmig_try_accept, which takes only the events already queued:
- * neither an event that is not a request nor a refused request can make it
- * wait for the next one.
+ * The accepted id stays on the listener's channel until its ESTABLISHED
+ * (accept_pending.h keeps the handshakes in flight), so one fd drives
+ * every handshake and nothing waits for one: an event loop sleeps on
+ * rdmig_listener_fd and calls rdmig_try_accept, which takes only the
+ * events already queued and returns a connection once its ESTABLISHED was
+ * among them.  Once established, the id moves to a channel of its own.
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "accept_pending.h"
 #include "cm_event.h"
 #include "conn.h"
 #include "opts.h"
@@ -51,6 +59,7 @@ struct rdmig_listener {
 	void *filter_ctx;
 	unsigned refused;                /* requests refused by rdmig_accept so far */
 	char last_refusal[RDMIG_ERRMSG_SIZE];
+	struct accept_pending pending; /* handshakes in flight */
 };
 
 int rdmig_listener_create(const struct rdmig_opts *opts, struct rdmig_listener **out)
@@ -218,7 +227,60 @@ static int check_caps(struct rdmig_listener *l, struct rdma_cm_id *id, const uin
 	return ret;
 }
 
-static int accept_conn(struct rdmig_conn *c)
+/* How long a handshake may wait for its ESTABLISHED when the options set
+ * no timeout: a requester that never answers must not hold resources for
+ * ever. */
+#define HANDSHAKE_DEFAULT_MS 60000
+
+static long long handshake_ms(const struct rdmig_listener *l)
+{
+	return l->opts.timeout_ms > 0 ? l->opts.timeout_ms : HANDSHAKE_DEFAULT_MS;
+}
+
+/* A request was rejected or a handshake dropped: log it, keep its reason
+ * for the timeout's message, and forget it. */
+static void note_refusal(struct rdmig_listener *l, const char *why)
+{
+	rdmig__log(&l->opts, RDMIG_LOG_INFO, "dropped a connection request: %s; waiting on "
+		   "for a valid source", why);
+	snprintf(l->last_refusal, sizeof(l->last_refusal), "%s", why);
+	l->refused++;
+}
+
+static void forget_request(struct rdmig_listener *l, struct rdma_cm_id *id, const char *why)
+{
+	note_refusal(l, why);
+	rdma_destroy_id(id);
+}
+
+/* A handshake that will not complete: its connection goes (every event of
+ * its cm_id was acked, so rdma_destroy_id does not wait). */
+static void drop_handshake(struct rdmig_listener *l, struct rdmig_conn *c, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void drop_handshake(struct rdmig_listener *l, struct rdmig_conn *c, const char *fmt, ...)
+{
+	char why[RDMIG_ERRMSG_SIZE];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	note_refusal(l, why);
+	rdmig_conn_destroy(c);
+}
+
+static void expire_handshakes(struct rdmig_listener *l)
+{
+	struct rdmig_conn *c;
+
+	while ((c = accept_pending_expired(&l->pending, rdmig__cm_now_ms())))
+		drop_handshake(l, c, "no ESTABLISHED within %lld ms of our accept: the requester "
+			       "went away or never completed the handshake", handshake_ms(l));
+}
+
+/* Answer a request: accept with the echo of its capabilities.  Returns
+ * without waiting; the ESTABLISHED comes on the listener's channel. */
+static int send_accept(struct rdmig_conn *c)
 {
 	uint8_t echo[RDMIG_CAPS_SIZE];
 	struct rdma_conn_param param = {
@@ -228,34 +290,25 @@ static int accept_conn(struct rdmig_conn *c)
 		.initiator_depth = 2,
 		.retry_count = 5,
 	};
-	struct rdma_cm_event *ev;
-	int err, ret;
 
 	rdmig_encode_caps(&c->caps, echo);
 	if (rdma_accept(c->id, &param))
-		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "rdma_accept: %s",
-				   strerror(errno));
-	err = rdmig__cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
-	if (err)
-		return rdmig__fail(&c->opts, c->errmsg, wait_errcode(err),
-				   "waiting for the connection to be established: %s", strerror(err));
-	ret = ev->event == RDMA_CM_EVENT_ESTABLISHED
-		      ? 0
-		      : rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
-				    "the source went away while we accepted: %s (status %d)",
-				    rdma_event_str(ev->event), ev->status);
-	rdma_ack_cm_event(ev);
-	c->established = !ret;
-	return ret;
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
+				   "rdma_accept: %s (the requester went away?)", strerror(errno));
+	return 0;
 }
 
-/* Build a connection for an accepted id: own channel, resources, READY
- * receive (before the source can be told anything), accept. */
-static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
-		      const struct rdmig_caps *caps, struct rdmig_conn **out)
+/* Build a connection for a request that passed both gates (resources,
+ * READY receive before the source can be told anything), accept it, and
+ * put it in flight.  Failures that are the request's own (its requester
+ * went away: RDMIG_EDISCONNECTED) drop it and return 0; this side's own
+ * (no memory, no locked memory) end the accept. */
+static int start_handshake(struct rdmig_listener *l, struct rdma_cm_id *id,
+			   const struct rdmig_caps *caps)
 {
-	struct rdmig_conn *c;
+	struct rdmig_conn *c, *evicted;
 	int ret = rdmig__conn_alloc(&l->opts, ROLE_DEST, &c, NULL);
+	bool accepted = false;
 
 	if (ret) {
 		reject_with_our_caps(id);
@@ -263,30 +316,52 @@ static int setup_conn(struct rdmig_listener *l, struct rdma_cm_id *id,
 		return rdmig__fail(&l->opts, l->errmsg, ret, "cannot allocate a connection");
 	}
 	c->caps = *caps;
+	c->id = id; /* on the listener's channel until ESTABLISHED */
+	id->context = c;
 	c->ec = rdmig__cm_channel_create();
-	if (!c->ec || rdma_migrate_id(id, c->ec)) {
+	if (!c->ec)
 		ret = rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
-				  "giving the connection its own event channel: %s", strerror(errno));
-		reject_with_our_caps(id);
-		rdma_destroy_id(id);
-	} else {
-		c->id = id;
-		id->context = c;
+				  "creating the connection's event channel: %s", strerror(errno));
+	if (!ret)
 		ret = rdmig__conn_fd_watch(c, c->ec->fd, "rdma_cm");
-		if (!ret)
-			ret = rdmig__conn_res_create(c);
-		if (!ret)
-			ret = rdmig__conn_post_recv(c, SLOT_READY);
-		if (ret)
-			reject_with_our_caps(id);
-		else
-			ret = accept_conn(c);
+	if (!ret)
+		ret = rdmig__conn_res_create(c);
+	if (!ret)
+		ret = rdmig__conn_post_recv(c, SLOT_READY);
+	if (!ret) {
+		ret = send_accept(c);
+		accepted = true;
+	}
+	if (ret == RDMIG_EDISCONNECTED) {
+		drop_handshake(l, c, "%s", c->errmsg);
+		return 0;
 	}
 	if (ret) {
+		if (!accepted)
+			reject_with_our_caps(id);
 		memcpy(l->errmsg, c->errmsg, sizeof(l->errmsg));
 		rdmig_conn_destroy(c);
 		return ret;
 	}
+	evicted = accept_pending_add(&l->pending, id, c, rdmig__cm_now_ms() + handshake_ms(l));
+	if (evicted)
+		drop_handshake(l, evicted, "%d handshakes in flight: the oldest made room for a "
+			       "new request", ACCEPT_PENDING_MAX);
+	return 0;
+}
+
+/* A handshake completed: the connection gets its own event channel, so
+ * that its waits see only its events, and is the caller's. */
+static int establish(struct rdmig_listener *l, struct rdmig_conn *c, struct rdmig_conn **out)
+{
+	if (rdma_migrate_id(c->id, c->ec)) {
+		int ret = rdmig__fail(&l->opts, l->errmsg, rdmig__syserr(errno),
+				      "giving the connection its own event channel: %s",
+				      strerror(errno));
+		rdmig_conn_destroy(c);
+		return ret;
+	}
+	c->established = true;
 	*out = c;
 	return 0;
 }
@@ -303,44 +378,35 @@ static int request_wait_failed(struct rdmig_listener *l, int err)
 			   "waiting for a source to connect: %s", strerror(err));
 }
 
-/* The next connection request before the deadline (0: none); without
- * wait, the next one queued, or RDMIG_EAGAIN.  Other events are taken,
- * logged and dropped: they wake a caller's poll on the channel's fd, but
- * must not make it wait. */
-static int next_request(struct rdmig_listener *l, long long deadline, bool wait,
-			struct rdma_cm_event **ev)
+/* The next event of the listener's channel.  Without wait, only one
+ * already queued (else RDMIG_EAGAIN); with wait, until the deadline (0:
+ * none), waking at the handshakes' deadlines to drop what expired. */
+static int next_listener_event(struct rdmig_listener *l, long long deadline, bool wait,
+			       struct rdma_cm_event **ev)
 {
 	for (;;) {
-		long long left = deadline ? deadline - rdmig__cm_now_ms() : 0;
+		long long now = rdmig__cm_now_ms(), until = deadline;
+		long long handshake = accept_pending_next_deadline(&l->pending);
 		int err;
 
-		if (!wait)
+		if (!wait) {
 			err = rdma_get_cm_event(l->ec, ev) ? (errno ? errno : EIO) : 0;
-		else if (deadline && left <= 0)
-			err = ETIMEDOUT;
-		else
-			err = rdmig__cm_event_wait_cancellable(l->ec, (int)left, &l->opts, ev);
-		if (!wait && err == EAGAIN)
-			return RDMIG_EAGAIN;
-		if (err)
-			return request_wait_failed(l, err);
-		if ((*ev)->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-			return 0;
-		rdmig__log(&l->opts, RDMIG_LOG_DEBUG, "listener ignored %s",
-			   rdma_event_str((*ev)->event));
-		rdma_ack_cm_event(*ev);
+			if (err == EAGAIN)
+				return RDMIG_EAGAIN;
+			return err ? request_wait_failed(l, err) : 0;
+		}
+		if (deadline && now >= deadline)
+			return request_wait_failed(l, ETIMEDOUT);
+		if (handshake && (!until || handshake < until))
+			until = handshake;
+		err = rdmig__cm_event_wait_cancellable(
+			l->ec, until ? (int)(until > now ? until - now : 1) : 0, &l->opts, ev);
+		if (err == ETIMEDOUT && (!deadline || rdmig__cm_now_ms() < deadline)) {
+			expire_handshakes(l);
+			continue;
+		}
+		return err ? request_wait_failed(l, err) : 0;
 	}
-}
-
-/* A request was rejected: log it, keep its reason for the timeout's
- * message, and forget it. */
-static void forget_request(struct rdmig_listener *l, struct rdma_cm_id *id, const char *why)
-{
-	rdmig__log(&l->opts, RDMIG_LOG_INFO, "rejected a connection request: %s; waiting on "
-		   "for a valid source", why);
-	snprintf(l->last_refusal, sizeof(l->last_refusal), "%s", why);
-	l->refused++;
-	rdma_destroy_id(id);
 }
 
 /* The first gate: the caller's filter sees the source's address before
@@ -354,41 +420,74 @@ static bool source_allowed(struct rdmig_listener *l, struct rdma_cm_id *id)
 	return false;
 }
 
-/* How many requests one rdmig_try_accept refuses before it returns to
- * the caller's loop (the fd stays readable for the rest): a stream of bad
- * requests must not keep an event loop here. */
-#define TRY_ACCEPT_MAX_REFUSED 16
+/* A connection request: both gates, then its handshake starts. */
+static int take_request(struct rdmig_listener *l, struct rdma_cm_event *ev)
+{
+	struct rdmig_caps caps = {0, 0};
+	uint8_t pdata[RDMIG_CAPS_SIZE];
+	size_t plen = ev->param.conn.private_data ? ev->param.conn.private_data_len : 0;
+	struct rdma_cm_id *id = ev->id;
 
-/* Take requests until one passes both gates, then accept it.  With wait,
- * until the deadline (0: none); without, only those already queued. */
+	if (plen > sizeof(pdata))
+		plen = sizeof(pdata);
+	if (plen)
+		memcpy(pdata, ev->param.conn.private_data, plen);
+	rdma_ack_cm_event(ev); /* rdma_migrate_id needs every event acked */
+	if (!source_allowed(l, id))
+		return 0;
+	if (check_caps(l, id, pdata, plen, &caps)) {
+		/* check_caps rejected it; its reason is in errmsg */
+		forget_request(l, id, l->errmsg);
+		return 0;
+	}
+	return start_handshake(l, id, &caps);
+}
+
+/* One event of the listener's channel: a request starts a handshake, a
+ * handshake's event moves it on; anything else is logged and dropped. */
+static int listener_event(struct rdmig_listener *l, struct rdma_cm_event *ev,
+			  struct rdmig_conn **out)
+{
+	enum rdma_cm_event_type type = ev->event;
+	int status = ev->status;
+	int i;
+
+	if (type == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return take_request(l, ev);
+	i = accept_pending_find(&l->pending, ev->id);
+	rdma_ack_cm_event(ev);
+	if (i < 0 || accept_pending_verdict(type) == PENDING_IGNORE) {
+		rdmig__log(&l->opts, RDMIG_LOG_DEBUG, "listener ignored %s", rdma_event_str(type));
+		return 0;
+	}
+	if (accept_pending_verdict(type) == PENDING_ESTABLISHED)
+		return establish(l, accept_pending_take(&l->pending, i), out);
+	drop_handshake(l, accept_pending_take(&l->pending, i),
+		       "the requester went away before the connection was established (%s, "
+		       "status %d)", rdma_event_str(type), status);
+	return 0;
+}
+
+/* How many events one rdmig_try_accept takes before it returns to the
+ * caller's loop (the fd stays readable for the rest): a stream of bad
+ * requests must not keep an event loop here. */
+#define TRY_ACCEPT_MAX_EVENTS 16
+
+/* Take events until a handshake completes.  With wait, until the
+ * deadline (0: none); without, only those already queued. */
 static int accept_next(struct rdmig_listener *l, long long deadline, bool wait,
 		       struct rdmig_conn **out)
 {
-	for (unsigned refused = 0; wait || refused < TRY_ACCEPT_MAX_REFUSED; refused++) {
+	for (unsigned taken = 0; wait || taken < TRY_ACCEPT_MAX_EVENTS; taken++) {
 		struct rdma_cm_event *ev;
-		struct rdmig_caps caps = {0, 0};
-		uint8_t pdata[RDMIG_CAPS_SIZE];
-		size_t plen;
-		struct rdma_cm_id *id;
-		int ret = next_request(l, deadline, wait, &ev);
+		int ret;
 
-		if (ret)
+		expire_handshakes(l);
+		ret = next_listener_event(l, deadline, wait, &ev);
+		if (!ret)
+			ret = listener_event(l, ev, out);
+		if (ret || *out)
 			return ret;
-		id = ev->id;
-		plen = ev->param.conn.private_data ? ev->param.conn.private_data_len : 0;
-		if (plen > sizeof(pdata))
-			plen = sizeof(pdata);
-		if (plen)
-			memcpy(pdata, ev->param.conn.private_data, plen);
-		rdma_ack_cm_event(ev); /* rdma_migrate_id needs every event acked */
-		if (!source_allowed(l, id))
-			continue;
-		if (check_caps(l, id, pdata, plen, &caps)) {
-			/* check_caps rejected it; its reason is in errmsg */
-			forget_request(l, id, l->errmsg);
-			continue;
-		}
-		return setup_conn(l, id, &caps, out);
 	}
 	return RDMIG_EAGAIN;
 }
@@ -447,6 +546,8 @@ void rdmig_listener_destroy(struct rdmig_listener *l)
 {
 	if (!l)
 		return;
+	while (l->pending.n) /* their ids are on l->ec: before it goes */
+		rdmig_conn_destroy(accept_pending_take(&l->pending, 0));
 	for (int i = 0; i < l->nids; i++)
 		rdma_destroy_id(l->ids[i]);
 	if (l->ec)

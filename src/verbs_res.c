@@ -77,14 +77,45 @@ static void cm_destroy_qp(void *ctx)
 	rdma_destroy_qp(c->id);
 }
 
+/*
+ * Whether the device makes the QP the ladder could not, without the
+ * connection's cm_id.  rdma_create_qp also moves the QP through the
+ * states the cm_id's connection allows, and once the requester of a
+ * connection went away (its request, then nothing: its cm_id is
+ * rejected or reset) that fails with EINVAL at every rung, as an inline
+ * size the provider refuses would.  A plain QP with the last rung's
+ * attributes tells the two apart.
+ */
+static bool device_makes_the_qp(struct rdmig_conn *c, const struct ibv_qp_init_attr *base)
+{
+	struct ibv_qp_init_attr attr = *base;
+	struct ibv_qp *qp;
+
+	attr.cap.max_inline_data = 0;
+	qp = ibv_create_qp(c->pd, &attr);
+	if (!qp)
+		return false;
+	ibv_destroy_qp(qp);
+	return true;
+}
+
 static int create_qp(struct rdmig_conn *c)
 {
 	struct ibv_qp_init_attr base;
 	struct ladder_ops ops = {cm_create_qp, cm_destroy_qp, c};
 	struct ladder_result res;
+	int failed;
 
 	rdmig__conn_qp_base_attr(&base, c->opts.max_send_wr, c->send_cq, c->recv_cq);
-	if (rdmig__inline_ladder_run(c->opts.inline_request, &base, &ops, &c->opts, &res))
+	failed = rdmig__inline_ladder_run(c->opts.inline_request, &base, &ops, &c->opts, &res);
+	if (failed && res.last_errno == EINVAL && device_makes_the_qp(c, &base))
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
+				   "the peer went away before its connection was set up: "
+				   "rdma_create_qp on %s refuses its connection (%s), while the "
+				   "device creates the same QP without it (not an inline limit)",
+				   ibv_get_device_name(c->id->verbs->device),
+				   strerror(res.last_errno));
+	if (failed)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(res.last_errno),
 				   "rdma_create_qp on %s failed at every inline request (last: "
 				   "max_inline_data=%u max_send_wr=%u max_send_sge=%u max_recv_wr=%u): %s",

@@ -248,6 +248,49 @@ out:
 	return ret;
 }
 
+int raw_cm_vanish(const char *ip, const char *port, const void *pdata, uint8_t plen,
+		  enum raw_vanish how)
+{
+	struct rdma_addrinfo hints = {.ai_port_space = RDMA_PS_TCP}, *ai = NULL;
+	struct rdma_conn_param param = {
+		.private_data = pdata,
+		.private_data_len = plen,
+		.initiator_depth = 2,
+		.retry_count = 5,
+	};
+	struct raw_cm r;
+	int ret = -1;
+
+	memset(&r, 0, sizeof(r));
+	r.ec = rdmig__cm_channel_create();
+	if (!r.ec || rdma_getaddrinfo(ip, port, &hints, &ai) ||
+	    rdma_create_id(r.ec, &r.id, NULL, RDMA_PS_TCP)) {
+		fprintf(stderr, "raw cm: setup for %s:%s: %s\n", ip, port, strerror(errno));
+		goto out;
+	}
+	if (rdma_resolve_addr(r.id, NULL, ai->ai_dst_addr, 2000) ||
+	    wait_for(r.ec, RDMA_CM_EVENT_ADDR_RESOLVED, "resolve address") ||
+	    rdma_resolve_route(r.id, 2000) ||
+	    wait_for(r.ec, RDMA_CM_EVENT_ROUTE_RESOLVED, "resolve route") ||
+	    (how == RAW_VANISH_AT_ONCE && raw_qp(r.id, &r.pd, &r.cq)) ||
+	    rdma_connect(r.id, &param)) {
+		fprintf(stderr, "raw cm: connecting to %s:%s failed (%s)\n", ip, port,
+			strerror(errno));
+		goto out;
+	}
+	/* Without a QP, librdmacm does not complete the handshake itself: the
+	 * destination's accept arrives as CONNECT_RESPONSE, and we leave. */
+	if (how == RAW_VANISH_AFTER_ACCEPT &&
+	    wait_for(r.ec, RDMA_CM_EVENT_CONNECT_RESPONSE, "the destination's accept"))
+		goto out;
+	ret = 0;
+out:
+	if (ai)
+		rdma_freeaddrinfo(ai);
+	raw_cm_close(&r); /* never established: no disconnect, just gone */
+	return ret;
+}
+
 void raw_cm_close(struct raw_cm *r)
 {
 	if (r->id && r->event == RDMA_CM_EVENT_ESTABLISHED)

@@ -60,6 +60,18 @@ int raw_cm_connect(struct raw_cm *r, const char *ip, const char *port, const voi
 		   uint8_t plen);
 void raw_cm_close(struct raw_cm *r);
 
+/* How a requester that sends a valid request goes away. */
+enum raw_vanish {
+	RAW_VANISH_AT_ONCE,      /* with a QP, closed right after rdma_connect */
+	RAW_VANISH_AFTER_ACCEPT, /* no QP: waits for the destination's accept
+				  * (CONNECT_RESPONSE), then closes instead of
+				  * completing the handshake (InfiniBand, RoCE) */
+};
+/* Connect to ip:port with pdata and go away as `how` says.  0, or -1 when
+ * it could not (the reason is printed). */
+int raw_cm_vanish(const char *ip, const char *port, const void *pdata, uint8_t plen,
+		  enum raw_vanish how);
+
 /* A bare rdma_cm destination in a child process: listens on dev's address,
  * accepts one connection with echo as its private data, and stays until the
  * source leaves.  Sets p->pid and p->port; finish with pair_finish. */
