@@ -118,12 +118,19 @@ struct touched {
 	} *at;
 };
 
+/* Whether the caller asked the writer to stop. */
+static bool stop_asked(const struct rdmig_qrec *r)
+{
+	return r->stop && r->stop(r->stop_ctx);
+}
+
 static void touched_free(struct touched *t)
 {
 	free(t->first);
 	free(t->at);
 }
 
+/* 0; -1 out of memory; 1 when asked to stop. */
 static int touched_index(const struct rdmig_qrec *r, struct touched *t)
 {
 	size_t n = 0;
@@ -134,6 +141,10 @@ static int touched_index(const struct rdmig_qrec *r, struct touched *t)
 	for (uint32_t b = 0; b < r->qs->count; b++) {
 		const struct rdmig_qrec_chunks *ch = &r->blocks[b].ch;
 		for (uint32_t c = 0; c < ch->nchunks; c++) {
+			if (!(c % RDMIG_QREC_STOP_EVERY) && stop_asked(r)) {
+				touched_free(t);
+				return 1;
+			}
 			if (ch->data_phase[c] && ch->data_phase[c] < r->nphases)
 				t->first[ch->data_phase[c] + 1]++, n++;
 			if (ch->zero_phase[c] && ch->zero_phase[c] < r->nphases)
@@ -243,8 +254,15 @@ static void record_phase(FILE *f, const struct rdmig_qrec *r, const struct touch
 	}
 }
 
+/* The end of a record the caller stopped. */
+static int interrupted(FILE *f)
+{
+	fprintf(f, "end failed the record was interrupted\n");
+	return -1;
+}
+
 /* Written on failure too, as far as the migration got. */
-void rdmig_qrec_write(FILE *f, const struct rdmig_qrec *r, const char *failure)
+int rdmig_qrec_write(FILE *f, const struct rdmig_qrec *r, const char *failure)
 {
 	const struct rdmig_qs_parser *qs = r->qs;
 
@@ -264,11 +282,17 @@ void rdmig_qrec_write(FILE *f, const struct rdmig_qrec *r, const char *failure)
 	}
 	{
 		struct touched t;
-		bool indexed = r->blocks && !touched_index(r, &t);
-		for (uint32_t i = 0; i < r->nphases; i++)
-			record_phase(f, r, indexed ? &t : NULL, i);
-		if (indexed)
+		int index = r->blocks ? touched_index(r, &t) : -1;
+		bool stopped = index == 1;
+		for (uint32_t i = 0; i < r->nphases && !stopped; i++) {
+			stopped = stop_asked(r);
+			if (!stopped)
+				record_phase(f, r, index ? NULL : &t, i);
+		}
+		if (!index)
 			touched_free(&t);
+		if (stopped)
+			return interrupted(f);
 	}
 	fprintf(f, "stream bytes=%" PRIu64 " hooks=%u ram_sections=%u ram_end=%d", r->stream_bytes,
 		qs->hooks, qs->ram_sections, qs->ram_ended);
@@ -277,13 +301,16 @@ void rdmig_qrec_write(FILE *f, const struct rdmig_qrec *r, const char *failure)
 	fputc('\n', f);
 	if (failure) {
 		fprintf(f, "end failed %s\n", failure);
-		return;
+		return 0;
 	}
 	fprintf(f, "end ok how=%s eof=%" PRIu64 " t=%.6f\n", rdmig_qs_end_name(qs->end),
 		qs->eof_offset, r->seconds);
 	for (uint32_t i = 0; r->blocks && i < qs->count; i++) {
+		if (stop_asked(r))
+			return interrupted(f);
 		fprintf(f, "nonzero %u chunks=", i);
 		print_ranges(f, &r->blocks[i].ch, pick_nonzero, 0);
 		fputc('\n', f);
 	}
+	return 0;
 }

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,22 @@ int rq_end_pass(struct rq_state *s)
 	return 0;
 }
 
-/* DIR/record.txt, written on failure too, as far as the migration got. */
+/* Whether SIGINT or SIGTERM came (cli_cancel.c: a byte in the pipe that is
+ * the library's cancel_fd, or the flag without one) since the record
+ * began: writing a long record stops then. */
+static bool record_interrupted(void *ctx)
+{
+	const struct rdmig_opts *o = ctx;
+	struct pollfd pfd = {.fd = o->cancel_fd, .events = POLLIN};
+
+	return (o->cancel && *o->cancel) ||
+	       (o->cancel_fd >= 0 && poll(&pfd, 1, 0) > 0 && pfd.revents);
+}
+
+/* DIR/record.txt, written on failure too, as far as the migration got.
+ * Interrupted by SIGINT or SIGTERM, it is kept as far as it got, ending
+ * with a line that says so.  After a signal (the failure being the
+ * signal), only a further one interrupts it. */
 int rq_write_record(struct rq_state *s, const char *failure)
 {
 	struct rdmig_qrec rec = {
@@ -94,12 +110,16 @@ int rq_write_record(struct rq_state *s, const char *failure)
 		.nphases = (uint32_t)s->nph,
 		.stream_bytes = s->stream_bytes,
 		.seconds = s->t_end - s->t_start,
+		.stop = record_interrupted,
+		.stop_ctx = &s->a.m.opts,
 	};
 	struct out_file out;
 	char err[sizeof(s->err)];
 	FILE *f;
-	int bad;
+	int bad, stopped;
 
+	if (cli_cancelled())
+		cli_cancel_rearm();
 	if (out_create(&s->a.dir, &out, RQ_RECORD, err, sizeof(err)))
 		goto fail;
 	if (!(f = fdopen(out.fd, "w"))) {
@@ -108,7 +128,7 @@ int rq_write_record(struct rq_state *s, const char *failure)
 		out_discard(&s->a.dir, &out);
 		goto fail;
 	}
-	rdmig_qrec_write(f, &rec, failure);
+	stopped = rdmig_qrec_write(f, &rec, failure);
 	bad = ferror(f);
 	out.fd = -1; /* fclose closes it */
 	if (fclose(f) || bad) {
@@ -119,6 +139,11 @@ int rq_write_record(struct rq_state *s, const char *failure)
 	}
 	if (out_commit(&s->a.dir, &out, err, sizeof(err))) {
 		out_discard(&s->a.dir, &out);
+		goto fail;
+	}
+	if (stopped) {
+		snprintf(err, sizeof(err), "writing %.600s/" RQ_RECORD " was interrupted (it "
+			 "ends there)", s->a.out);
 		goto fail;
 	}
 	return 0;

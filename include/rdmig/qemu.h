@@ -295,11 +295,21 @@ struct rdmig_qrec {
 	uint32_t nphases;
 	uint64_t stream_bytes; /* stream bytes received */
 	double seconds;        /* from the connection to the end (written on success) */
+	/* Optional: asked now and then while the record is written (per
+	 * pass, per block, every RDMIG_QREC_STOP_EVERY chunks of a sweep);
+	 * true stops it, e.g. on SIGINT: a record of many passes over a large
+	 * RAM takes a while. */
+	bool (*stop)(void *ctx);
+	void *stop_ctx;
 };
 
+#define RDMIG_QREC_STOP_EVERY 65536
+
 /* Write the record to f; failure (NULL on success) goes into its last
- * line.  The caller checks f for write errors (ferror, fclose). */
-void rdmig_qrec_write(FILE *f, const struct rdmig_qrec *r, const char *failure);
+ * line.  0, or -1 when r->stop asked to stop: the record then ends there
+ * with "end failed the record was interrupted".  The caller checks f for
+ * write errors (ferror, fclose). */
+int rdmig_qrec_write(FILE *f, const struct rdmig_qrec *r, const char *failure);
 
 #ifdef __cplusplus
 }

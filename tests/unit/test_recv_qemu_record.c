@@ -32,6 +32,7 @@ static double cpu_seconds(void)
 static void setup(struct rq_state *s, uint64_t bytes)
 {
 	memset(s, 0, sizeof(*s));
+	rdmig_opts_init(&s->a.m.opts); /* as recv's: no cancel_fd (0 would be stdin) */
 	s->qs.count = 1;
 	s->qs.blocks = calloc(1, sizeof(*s->qs.blocks));
 	s->rb = calloc(1, sizeof(*s->rb));
@@ -247,6 +248,89 @@ TEST(touched_lines_are_written_in_one_sweep_of_the_chunks)
 		 2 * (passes - 1), 2 * (passes - 1) + 1, 2 * (passes - 1) + 3);
 	CHECK_STR_CONTAINS(text, want);
 	CHECK(!strstr(text, "touched 1 "));
+	free(text);
+	teardown(&s, bytes);
+}
+
+/* The recorder stops when its caller says so (issue 30): after the first
+ * few passes of 20,000 nothing more is written but the line that says so. */
+static unsigned stop_calls;
+
+static bool stop_after_five(void *ctx)
+{
+	(void)ctx;
+	return ++stop_calls > 5;
+}
+
+static void many_passes(struct rq_state *s, uint32_t passes)
+{
+	CHECK_OK(rq_add_phase(s, RDMIG_QREC_RAM_BLOCKS));
+	for (uint32_t j = 0; j < passes; j++) {
+		CHECK_OK(note(s, RDMIG_EV_REGISTERED, 0, 2ull * j * MIB, MIB));
+		CHECK_OK(rq_end_pass(s));
+	}
+}
+
+TEST(the_recorder_stops_when_asked)
+{
+	const uint64_t bytes = 1ull << 40;
+	size_t size = 1u << 20, n;
+	char *text = malloc(size);
+	struct rq_state s;
+	struct rdmig_qrec rec;
+	FILE *f;
+
+	setup(&s, bytes);
+	many_passes(&s, 20000);
+	rec = (struct rdmig_qrec){.qs = &s.qs, .blocks = s.rec, .phases = s.ph,
+				  .nphases = (uint32_t)s.nph, .stop = stop_after_five};
+	CHECK((f = fmemopen(text, size, "w")) != NULL);
+	stop_calls = 0;
+	CHECK_EQ(rdmig_qrec_write(f, &rec, NULL), -1);
+	n = (size_t)ftell(f);
+	fclose(f);
+	text[n < size ? n : size - 1] = '\0';
+	CHECK(n < 4096); /* a handful of passes, not 20,000 */
+	CHECK_STR_CONTAINS(text, "\nend failed the record was interrupted\n");
+	CHECK(!strstr(text, "touched 100 "));
+	free(text);
+	teardown(&s, bytes);
+}
+
+/* recv --qemu's record stops at SIGINT/SIGTERM: the byte the handler
+ * writes to the pipe that is the library's cancel_fd (here written by the
+ * test).  The record is kept as far as it got, and the error says so. */
+TEST(recv_qemu_record_is_interrupted_by_the_cancel_pipe)
+{
+	const uint64_t bytes = 1ull << 40;
+	char dir[] = "/tmp/test-rqrecord.XXXXXX", path[64], *text = malloc(1 << 20);
+	struct rq_state s;
+	int pipefd[2];
+	size_t n;
+	FILE *f;
+
+	setup(&s, bytes);
+	many_passes(&s, 20000);
+	CHECK_OK(pipe(pipefd));
+	CHECK_EQ(write(pipefd[1], "!", 1), 1);
+	s.a.m.opts.cancel_fd = pipefd[0];
+	CHECK(mkdtemp(dir) != NULL);
+	s.a.out = dir;
+	CHECK_OK(out_dir_open(&s.a.dir, dir, false, s.err, sizeof(s.err)));
+	CHECK_EQ(rq_write_record(&s, NULL), -1);
+	CHECK_STR_CONTAINS(s.err, "was interrupted");
+	snprintf(path, sizeof(path), "%s/record.txt", dir);
+	CHECK((f = fopen(path, "r")) != NULL);
+	n = fread(text, 1, (1 << 20) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	CHECK(n < 4096);
+	CHECK_STR_CONTAINS(text, "\nend failed the record was interrupted\n");
+	unlink(path);
+	out_dir_close(&s.a.dir);
+	rmdir(dir);
+	close(pipefd[0]);
+	close(pipefd[1]);
 	free(text);
 	teardown(&s, bytes);
 }
