@@ -240,6 +240,8 @@ static int reply_blocks(struct rdmig_dest *d)
 	}
 	d->blocks_sent = true;
 	d->blocks_pending = false;
+	/* pinning every block is this side's time, however long it took */
+	dest_idle_progress(&d->idle, rdmig__engine_now_us());
 	return d->io.ops->reply(d->io.ctx, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_RESULT, 1,
 			  (uint32_t)(d->nblocks * RDMIG_DEST_BLOCK_SIZE), d->scratch});
 }
@@ -680,9 +682,12 @@ int rdmig__dest_step(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
 
 	if (d->failed)
 		return d->failed;
+	dest_idle_resume(&d->idle, rdmig__engine_now_us());
 	ret = next_event(d, ev, wait);
 	if (ret != RDMIG_EAGAIN)
 		d->failed = ret;
+	if (!ret) /* the caller's time now; RDMIG_EAGAIN: the source's */
+		dest_idle_pause(&d->idle, rdmig__engine_now_us());
 	return ret;
 }
 

@@ -13,6 +13,7 @@
 struct dest_idle {
 	int limit_ms;            /* 0: no deadline */
 	double last_progress_us; /* on the engine's clock (rdmig__engine_now_us) */
+	double paused_us;        /* when the caller took the last event; 0: not paused */
 };
 
 /* Start the clock at now_us with limit_ms (<= 0: no deadline). */
@@ -20,6 +21,21 @@ static inline void dest_idle_start(struct dest_idle *c, int limit_ms, double now
 {
 	c->limit_ms = limit_ms > 0 ? limit_ms : 0;
 	c->last_progress_us = now_us;
+}
+
+/* The caller's own time between two calls is not the source's: the clock
+ * stops when an event goes out (pause) and goes on, the deadline moved by
+ * that time, when the caller asks for the next one (resume). */
+static inline void dest_idle_pause(struct dest_idle *c, double now_us)
+{
+	c->paused_us = now_us;
+}
+
+static inline void dest_idle_resume(struct dest_idle *c, double now_us)
+{
+	if (c->paused_us && now_us > c->paused_us)
+		c->last_progress_us += now_us - c->paused_us;
+	c->paused_us = 0;
 }
 
 /* The source moved data at now_us: the deadline moves with it. */

@@ -142,6 +142,19 @@ TEST(idle_clock_counts_from_the_last_progress_and_rounds_up)
 	CHECK(dest_idle_expired(&c, 6.5e6));
 }
 
+TEST(idle_clock_does_not_count_the_callers_time)
+{
+	struct dest_idle c;
+
+	dest_idle_start(&c, 1000, 0);
+	dest_idle_pause(&c, 0.5e6);     /* an event went out at 0.5 s */
+	dest_idle_resume(&c, 10.5e6);   /* the caller took 10 s over it */
+	CHECK_EQ(dest_idle_left_ms(&c, 10.5e6), 500);
+	CHECK(dest_idle_expired(&c, 11e6));
+	dest_idle_resume(&c, 20e6);     /* not paused: nothing moves */
+	CHECK(dest_idle_expired(&c, 11e6));
+}
+
 /* ---------------------------------------------------- the idle deadline -- */
 
 /* A keep-alive every 50 ms against a deadline of 300 ms: ended after
@@ -185,6 +198,29 @@ TEST(register_finished_and_repeated_registers_are_no_progress)
 	}
 	CHECK_EQ(run(&r), RDMIG_ETIMEDOUT);
 	CHECK(r.delivered < 19);
+	finish(&r);
+}
+
+/* A caller that takes long over each event (here 100 ms, of a deadline of
+ * 300 ms, with keep-alives coming at once) is not the source's fault: the
+ * keep-alives are cut off by the source's time only, after about 300 ms of
+ * it, not 300 ms of the caller's. */
+TEST(the_callers_time_does_not_count_against_the_source)
+{
+	static struct run r;
+	struct timespec slow = {0, 100 * 1000000L};
+	struct rdmig_event ev;
+	int ret, events = 0;
+
+	start(&r, 300, RDMIG_REPIN_BUDGET, 0);
+	for (int i = 0; i < 20; i++)
+		fake_frames_add(&r.q, RDMIG_MSG_QEMU_FILE, 1, NULL, 0);
+	while (!(ret = rdmig_dest_next(r.d, &ev)) && ev.type != RDMIG_EV_END) {
+		events++;
+		nanosleep(&slow, NULL);
+	}
+	CHECK_EQ(ret, 0); /* 20 keep-alives in no time of the source's */
+	CHECK_EQ(events, 20);
 	finish(&r);
 }
 
