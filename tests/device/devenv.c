@@ -73,6 +73,12 @@ static void child_main(struct pair *p, int wfd)
 		_exit(3);
 	}
 	close(wfd);
+	if (p->dest_listener) {
+		p->dest_listener(l, p->arg);
+		rdmig_listener_destroy(l);
+		fflush(NULL);
+		_exit(check_failed ? 1 : 0);
+	}
 	ret = rdmig_accept(l, &c);
 	if (ret && p->dest_accept_failed)
 		p->dest_accept_failed(l, ret, p->arg);

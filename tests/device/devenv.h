@@ -53,6 +53,8 @@ struct pair {
 	struct rdmig_opts dest_opts;
 	void (*dest)(struct rdmig_conn *c, void *arg);
 	void (*dest_accept_failed)(struct rdmig_listener *l, int code, void *arg);
+	/* instead of the accept and dest: the test accepts itself */
+	void (*dest_listener)(struct rdmig_listener *l, void *arg);
 	void *arg;
 	/* internal */
 	int pid;

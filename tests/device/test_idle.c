@@ -8,6 +8,7 @@
  * held the destination for ever: each keep-alive reset the wait.
  */
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -167,6 +168,12 @@ static bool file_says(const char *path, const char *needle)
 	return strstr(buf, needle) != NULL;
 }
 
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
 static void recv_ends_a_source_of_keep_alives(const struct dev *dev, bool qemu)
 {
 	char dir[] = "/tmp/rdmig-idle-XXXXXX", out[64], errpath[64], port[8];
@@ -198,6 +205,7 @@ static void recv_ends_a_source_of_keep_alives(const struct dev *dev, bool qemu)
 	CHECK(took < IDLE_S * 1000 + SLACK_MS + 1000);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 0);
 	CHECK(file_says(errpath, "moved no data"));
+	nftw(dir, remove_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 DEVICE_TEST(recv_ends_a_source_of_keep_alives)

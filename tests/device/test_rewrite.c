@@ -21,6 +21,7 @@
  * REWRITE_TRIALS (RDMIG_REWRITE_TRIALS overrides).
  */
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -195,6 +196,19 @@ static void print_file(const char *path)
 		fclose(f);
 }
 
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+/* A trial's directory goes with it: 50 images of 16 MiB would fill the
+ * guest's /tmp (and recv's default --max-total follows its free space). */
+static void remove_tree(const char *dir)
+{
+	nftw(dir, remove_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 static void one_trial(const struct dev *dev, uint32_t trial, struct outcome *o)
 {
 	char dir[] = "/tmp/rdmig-rewrite-XXXXXX", out[64], errpath[64], img[96], port[8];
@@ -239,6 +253,7 @@ static void one_trial(const struct dev *dev, uint32_t trial, struct outcome *o)
 			print_file(errpath);
 		}
 	}
+	remove_tree(dir);
 	free(mem);
 	free(orig);
 }
