@@ -30,6 +30,11 @@ struct rdmig_hash_pool {
 	void *after_ctx;
 	unsigned nthreads;
 	pthread_t tids[MAX_THREADS];
+	struct pool_thread {
+		struct rdmig_hash_pool *pool;
+		uint8_t *copy;  /* private copy of the span (rdmig_hash_pool_set_copy) */
+	} thr[MAX_THREADS];
+	size_t copy_len;       /* bytes of each copy buffer; 0: hash in place */
 };
 
 unsigned rdmig_hash_pool_default_threads(void)
@@ -64,17 +69,33 @@ static void job_done(struct rdmig_hash_pool *p, size_t i, double seconds)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/* With a private copy, the digest and after() see the same bytes, taken
+ * once from j->p: whatever writes j->p meanwhile (a peer's RDMA WRITE)
+ * changes neither. */
+static void run_job(struct pool_thread *t, struct rdmig_hash_job *j)
+{
+	struct rdmig_hash_pool *p = t->pool;
+	struct rdmig_hash_job seen = *j;
+
+	if (t->copy && j->len <= p->copy_len) {
+		memcpy(t->copy, j->p, (size_t)j->len);
+		seen.p = t->copy;
+	}
+	rdmig_digest_compute(p->alg, seen.p, (size_t)seen.len, j->out);
+	if (p->after)
+		p->after(p->after_ctx, &seen);
+}
+
 static void *worker(void *arg)
 {
-	struct rdmig_hash_pool *p = arg;
+	struct pool_thread *t = arg;
+	struct rdmig_hash_pool *p = t->pool;
 	size_t i;
 
 	while ((i = take_job(p)) != SIZE_MAX) {
-		struct rdmig_hash_job *j = &p->jobs[i];
 		double t0 = rdmig__stream_seconds();
-		rdmig_digest_compute(p->alg, j->p, (size_t)j->len, j->out);
-		if (p->after)
-			p->after(p->after_ctx, j);
+
+		run_job(t, &p->jobs[i]);
 		job_done(p, i, rdmig__stream_seconds() - t0);
 	}
 	return NULL;
@@ -85,6 +106,8 @@ static void pool_free(struct rdmig_hash_pool *p)
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->work);
 	pthread_cond_destroy(&p->done);
+	for (unsigned i = 0; i < MAX_THREADS; i++)
+		free(p->thr[i].copy);
 	free(p->finished);
 	free(p);
 }
@@ -100,7 +123,10 @@ static int start_threads(struct rdmig_hash_pool *p, unsigned want)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	while (p->nthreads < want && !(ret = pthread_create(&p->tids[p->nthreads], NULL, worker, p)))
+	for (unsigned i = 0; i < MAX_THREADS; i++)
+		p->thr[i].pool = p;
+	while (p->nthreads < want &&
+	       !(ret = pthread_create(&p->tids[p->nthreads], NULL, worker, &p->thr[p->nthreads])))
 		p->nthreads++;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return p->nthreads ? 0 : ret;
@@ -147,6 +173,27 @@ void rdmig_hash_pool_set_after(struct rdmig_hash_pool *p, rdmig_hash_after_fn af
 	p->after = after;
 	p->after_ctx = ctx;
 	pthread_mutex_unlock(&p->lock);
+}
+
+int rdmig_hash_pool_set_copy(struct rdmig_hash_pool *p, size_t max_len, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->released) {
+		snprintf(err, errlen, "the hash pool's private copies must be set before its first job");
+		ret = -1;
+	}
+	for (unsigned i = 0; !ret && max_len && i < p->nthreads; i++)
+		if (!p->thr[i].copy && !(p->thr[i].copy = malloc(max_len))) {
+			snprintf(err, errlen, "out of memory for %u copies of %zu bytes", p->nthreads,
+				 max_len);
+			ret = -1;
+		}
+	if (!ret)
+		p->copy_len = max_len;
+	pthread_mutex_unlock(&p->lock);
+	return ret;
 }
 
 void rdmig_hash_pool_release(struct rdmig_hash_pool *p, size_t upto)

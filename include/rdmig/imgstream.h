@@ -318,6 +318,14 @@ int rdmig_hash_pool_create(enum rdmig_digest_alg alg, unsigned threads, struct r
 unsigned rdmig_hash_pool_threads(const struct rdmig_hash_pool *p);
 /* Run after() for every job from now on: call before the first release. */
 void rdmig_hash_pool_set_after(struct rdmig_hash_pool *p, rdmig_hash_after_fn after, void *ctx);
+/* Hash every job from a private copy (0.2): each thread copies the job's
+ * bytes into a buffer of its own (max_len bytes, allocated here), hashes
+ * the copy and hands the copy to after() (job->p then points into it):
+ * the digest and what after() gets are the same bytes, whatever writes
+ * the job's memory meanwhile.  A job longer than max_len is hashed in
+ * place.  Call before the first release; 0, or -1 with a message in err
+ * (out of memory, or jobs were released already). */
+int rdmig_hash_pool_set_copy(struct rdmig_hash_pool *p, size_t max_len, char *err, size_t errlen);
 void rdmig_hash_pool_release(struct rdmig_hash_pool *p, size_t upto);
 size_t rdmig_hash_pool_done(struct rdmig_hash_pool *p);
 /* Whether the first `upto` jobs are done, waiting at most timeout_s. */
