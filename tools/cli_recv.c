@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cli_recv.c - `rdmig recv`: accept one migration from `rdmig send`, like
- * QEMU's destination: the stream header says which blocks to allocate, the
- * source writes into them with RDMA, and digest records say which spans
- * have landed and what they hold: each is checked on a pool of threads
- * while the rest arrives (rdmig/imgstream.h).  Once the source is done and every
- * block verified, the blocks are written to DIR/<name>.img; the
- * raw stream is kept in DIR/stream.bin.  A migration that fails or is
- * interrupted (SIGINT, SIGTERM) leaves none of these files behind.
+ * QEMU's destination.  The migration itself (header, allocation,
+ * verification of every span as it lands) is the library's
+ * (rdmig/images.h); here are the options, the files and the printing: the
+ * sink writes every checked span into DIR/<name>.img (temporary until
+ * committed) and the raw stream into DIR/stream.bin.  A migration that
+ * fails or is interrupted (SIGINT, SIGTERM) leaves none of these files
+ * behind.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,13 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
 #include "cli_json.h"
 #include "cli_qemu.h"
-#include <rdmig/imgstream.h>
 
 #include "recv_files.h"
 
@@ -87,34 +85,39 @@ static int parse_recv_args(int argc, char **argv, struct recv_args *a, bool *ver
 }
 
 /* A failed or interrupted migration: remove every file this run created
- * (what was in DIR before stays untouched). */
-static void remove_outputs(struct recv_state *s)
+ * (what was in DIR before stays untouched).  The sink's abort: no thread
+ * writes into the images any more. */
+static void remove_outputs(void *ctx)
 {
-	rdmig_verify_stop(&s->vf); /* its threads write into the images */
+	struct recv_state *s = ctx;
+
 	out_discard(&s->a.dir, &s->stream);
-	for (uint32_t i = 0; s->rb && i < s->ps.count; i++)
+	for (uint32_t i = 0; s->rb && i < s->nblocks; i++)
 		out_discard(&s->a.dir, &s->rb[i].img);
 	out_dir_remove_made(&s->a.dir);
 }
 
-/* ------------------------------------------------------------ events -- */
+/* --------------------------------------------------------- the sink -- */
 
 /* Choose every block's output file name now, before anything is written. */
-static int name_files(struct recv_state *s)
+static int name_files(struct recv_state *s, const struct rdmig_imgs_block *blocks, uint32_t n,
+		      char *err, size_t errlen)
 {
-	char (*names)[RDMIG_IMGS_FILE_NAME] = calloc(s->ps.count, sizeof(*names));
+	char (*names)[RDMIG_IMGS_FILE_NAME] = calloc(n, sizeof(*names));
 
-	if (!names || rdmig_imgs_file_names(s->ps.blocks, s->ps.count, ".img", names)) {
+	s->rb = calloc(n, sizeof(*s->rb));
+	if (!s->rb || !names || rdmig_imgs_file_names(blocks, n, ".img", names)) {
 		free(names);
-		snprintf(s->err, sizeof(s->err), "out of memory for %u file names", s->ps.count);
+		snprintf(err, errlen, "out of memory for %u file names", n);
 		return -1;
 	}
-	for (uint32_t i = 0; i < s->ps.count; i++)
+	s->nblocks = n;
+	for (uint32_t i = 0; i < n; i++)
 		memcpy(s->rb[i].file, names[i], sizeof(names[i]));
 	free(names);
 	/* a name taken in DIR fails now, before any data moves */
-	for (uint32_t i = 0; i < s->ps.count; i++)
-		if (out_check_new(&s->a.dir, s->rb[i].file, s->err, sizeof(s->err)))
+	for (uint32_t i = 0; i < n; i++)
+		if (out_check_new(&s->a.dir, s->rb[i].file, err, errlen))
 			return -1;
 	return 0;
 }
@@ -122,270 +125,183 @@ static int name_files(struct recv_state *s)
 /* Can we pin what the source announced?  Checked before the blocks go to
  * the library (and the source learns them): a refusal reaches the source
  * as ERROR before any data moves. */
-static int check_memlock(struct recv_state *s)
+static int check_memlock(struct recv_state *s, const struct rdmig_imgs_block *blocks, uint32_t n,
+			 uint64_t chunk, char *err, size_t errlen)
 {
+	struct rdmig_block *b = calloc(n ? n : 1, sizeof(*b));
 	struct cli_memlock_need need;
 	struct rdmig_caps caps;
 
+	if (!b) {
+		snprintf(err, errlen, "out of memory for %u blocks", n);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		b[i].length = blocks[i].length;
 	rdmig_conn_caps(s->conn, &caps);
 	/* a dynamic registration pins the source's chunk, not QEMU's 1 MiB */
-	cli_memlock_need_chunk(caps.flags & RDMIG_CAP_PIN_ALL, s->ps.chunk_size, s->blocks,
-			       s->ps.count, &need);
-	return cli_memlock_check("recv", rdmig_conn_device(s->conn), &need, s->err,
-				 sizeof(s->err)) < 0 ? -1 : 0;
+	cli_memlock_need_chunk(caps.flags & RDMIG_CAP_PIN_ALL, chunk, b, n, &need);
+	free(b);
+	return cli_memlock_check("recv", rdmig_conn_device(s->conn), &need, err, errlen) < 0 ? -1
+											    : 0;
 }
 
-/* The header is complete: allocate zeroed memory for every block, in the
- * source's order, and hand it to the library. */
-/* Images are written 1 MiB at a time: a MiB of zeros stays a hole. */
-#define IMAGE_PIECE (1u << 20)
-
-/* On a pool thread, once a span is hashed: into its image file (a
- * temporary one until the run is verified), while the rest arrives. */
-static void span_landed(void *ctx, const struct rdmig_hash_job *j)
+/* The header came: what this recv accepts (verification, chunk size,
+ * locked memory), and the names of the files. */
+static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_t n,
+		       const struct rdmig_imgs_params *prm, char *err, size_t errlen)
 {
 	struct recv_state *s = ctx;
-	int none = 0;
+	uint64_t given = s->a.m.opts.chunk_size, chunk = 1ull << prm->chunk_shift;
 
-	for (uint64_t off = 0; off < j->len; off += IMAGE_PIECE) {
-		uint64_t n = j->len - off < IMAGE_PIECE ? j->len - off : IMAGE_PIECE;
-		if (out_write_chunk(&s->rb[j->block].img, j->offset + off, j->p + off, (size_t)n)) {
-			atomic_compare_exchange_strong(&s->write_errno, &none, errno ? errno : EIO);
-			return;
-		}
+	/* the receiver decides whether the images may go unverified */
+	if (recv_verify_policy(s->verify_off, prm->digest == RDMIG_DIGEST_OFF, err, errlen))
+		return -1;
+	if (s->a.m.chunk_given && given != chunk) {
+		snprintf(err, errlen, "chunk-size mismatch: --chunk-size %llu here, but the source "
+			 "registers in chunks of %llu bytes", (unsigned long long)given,
+			 (unsigned long long)chunk);
+		return -1;
 	}
+	if (name_files(s, blocks, n, err, errlen) || check_memlock(s, blocks, n, chunk, err, errlen))
+		return -1;
+	s->span_shift = prm->span_shift;
+	for (uint32_t i = 0; i < n; i++)
+		s->total += blocks[i].length;
+	mig_progress_start(&s->prog, s->a.m.progress, "recv", s->total);
+	return 0;
 }
 
-/* Create the image files, and hash the spans as their records arrive
- * (the pool waits for them), writing each to its file. */
-static int start_verify(struct recv_state *s)
+/* An image, parked: written through a descriptor of its own per span, so
+ * that 4096 blocks need no 4096 descriptors. */
+static int sink_create(void *ctx, uint32_t i, const struct rdmig_imgs_block *b, char *err,
+		       size_t errlen)
 {
-	const uint8_t **mems = calloc(s->ps.count, sizeof(*mems));
-	int ret;
+	struct recv_state *s = ctx;
 
-	s->res = calloc(s->ps.count, sizeof(*s->res));
-	if (!mems || !s->res) {
-		free(mems);
-		snprintf(s->err, sizeof(s->err), "out of memory for %u blocks", s->ps.count);
+	(void)b;
+	if (out_create(&s->a.dir, &s->rb[i].img, s->rb[i].file, err, errlen))
 		return -1;
-	}
-	for (uint32_t i = 0; i < s->ps.count; i++) {
-		mems[i] = s->rb[i].mem;
-		/* parked: written through a descriptor of its own per span, so
-		 * that 4096 blocks need no 4096 descriptors */
-		if (out_create(&s->a.dir, &s->rb[i].img, s->rb[i].file, s->err, sizeof(s->err))) {
-			free(mems);
-			return -1;
-		}
-		if (out_park(&s->rb[i].img)) {
-			snprintf(s->err, sizeof(s->err), "cannot close %s/%s: %s", s->a.out,
-				 s->rb[i].file, strerror(errno));
-			free(mems);
-			return -1;
-		}
-	}
-	ret = rdmig_verify_start(&s->vf, s->verify_off ? RDMIG_DIGEST_OFF : s->ps.prm.digest,
-				 cli_hash_threads(), s->ps.blocks, s->ps.count,
-				 s->ps.prm.span_shift, mems, false,
-				 span_landed, s, s->err, sizeof(s->err));
-	free(mems);
-	return ret;
-}
-
-/* The source's registration chunk, from its stream header: a --chunk-size
- * given here must agree with it. */
-static int take_chunk_size(struct recv_state *s)
-{
-	uint64_t given = s->a.m.opts.chunk_size;
-
-	if (s->a.m.chunk_given && given != s->ps.chunk_size) {
-		snprintf(s->err, sizeof(s->err), "chunk-size mismatch: --chunk-size %llu here, but "
-			 "the source registers in chunks of %u bytes", (unsigned long long)given,
-			 s->ps.chunk_size);
-		return -1;
-	}
-	return rdmig_dest_set_chunk_size(s->dest, s->ps.chunk_size);
-}
-
-static int alloc_blocks(struct recv_state *s)
-{
-	static uint8_t empty_block; /* a valid address for length-0 blocks */
-	uint32_t n = s->ps.count;
-	int ret = 0;
-
-	s->rb = calloc(n, sizeof(*s->rb));
-	s->blocks = calloc(n, sizeof(*s->blocks));
-	if (!s->rb || !s->blocks) {
-		snprintf(s->err, sizeof(s->err), "out of memory for %u blocks", n);
-		return -1;
-	}
-	if (name_files(s))
-		return -1;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct rdmig_imgs_block *d = &s->ps.blocks[i];
-		if (d->length) {
-			void *p = mmap(NULL, (size_t)d->length, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (p == MAP_FAILED) {
-				snprintf(s->err, sizeof(s->err), "cannot allocate %llu bytes for block "
-					 "'%s': %s", (unsigned long long)d->length, d->name,
-					 strerror(errno));
-				return -1;
-			}
-			s->rb[i].mem = p;
-		}
-		s->blocks[i] = (struct rdmig_block){
-			.name = d->name,
-			.host = s->rb[i].mem ? (void *)s->rb[i].mem : (void *)&empty_block,
-			.length = d->length,
-		};
-	}
-	if (check_memlock(s) || (ret = take_chunk_size(s)))
-		return ret ? ret : -1;
-	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, n)))
-		return ret;
-	s->blocks_set = 1;
-	mig_progress_start(&s->prog, s->a.m.progress, "recv", s->ps.total);
-	return start_verify(s);
-}
-
-/* Stream bytes: parsed first, so that only valid ones reach stream.bin. */
-static int on_stream(struct recv_state *s, const struct rdmig_event *ev)
-{
-	char note[400];
-	int got;
-
-	if ((got = rdmig_imgs_feed(&s->ps, ev->data, ev->len)) < 0) {
-		snprintf(s->err, sizeof(s->err), "the source's stream is not an rdmig image stream: "
-			 "%s%s", rdmig_imgs_errmsg(&s->ps), s->ps.over_limit ?
-			 recv_limit_note(&s->a, note, sizeof(note)) : "");
-		return -1;
-	}
-	if (s->stream.state == OUT_NONE &&
-	    out_create(&s->a.dir, &s->stream, "stream.bin", s->err, sizeof(s->err)))
-		return -1;
-	if (recv_write_all(s->stream.fd, ev->data, ev->len)) {
-		snprintf(s->err, sizeof(s->err), "cannot write %s/stream.bin: %s", s->a.out,
+	if (out_park(&s->rb[i].img)) {
+		snprintf(err, errlen, "cannot close %s/%s: %s", s->a.out, s->rb[i].file,
 			 strerror(errno));
 		return -1;
 	}
-	/* the receiver decides whether the images may go unverified */
-	if ((got & RDMIG_IMGS_EV_HEADER) &&
-	    (recv_verify_policy(s->verify_off, s->ps.prm.digest == RDMIG_DIGEST_OFF, s->err,
-				sizeof(s->err)) || alloc_blocks(s)))
-		return -1;
-	if (got & RDMIG_IMGS_EV_SPANS) { /* their data has landed: check it now */
-		rdmig_verify_release(&s->vf, s->ps.spans_known);
-		mig_progress(&s->prog, rdmig_imgs_landed_bytes(&s->ps));
+	return 0;
+}
+
+/* Images are written 1 MiB at a time: a MiB of zeros stays a hole. */
+#define IMAGE_PIECE (1u << 20)
+
+/* On a hashing thread: the bytes of a checked span, into its image. */
+static int sink_write(void *ctx, uint32_t i, uint64_t offset, const void *data, size_t len)
+{
+	struct recv_state *s = ctx;
+	const uint8_t *p = data;
+
+	for (size_t off = 0; off < len; off += IMAGE_PIECE) {
+		size_t n = len - off < IMAGE_PIECE ? len - off : IMAGE_PIECE;
+
+		if (out_write_chunk(&s->rb[i].img, offset + off, p + off, n))
+			return errno ? -errno : -EIO;
 	}
 	return 0;
 }
 
-/* Run the destination until the source disconnects. */
-static int receive(struct recv_state *s)
+static int sink_set_size(void *ctx, uint32_t i, uint64_t length, char *err, size_t errlen)
 {
-	struct rdmig_event ev;
-	int ret;
+	struct recv_state *s = ctx;
 
-	for (;;) {
-		if ((ret = rdmig_dest_next(s->dest, &ev)))
-			return ret;
-		switch (ev.type) {
-		case RDMIG_EV_STREAM:
-			if ((ret = on_stream(s, &ev)))
-				return ret;
-			break;
-		case RDMIG_EV_BLOCKS_NEEDED:
-			if (!rdmig_imgs_header_done(&s->ps)) {
-				snprintf(s->err, sizeof(s->err), "the source asked for RAM blocks before "
-					 "describing them");
-				return -1;
-			}
-			break; /* already given when the header completed */
-		case RDMIG_EV_ITERATION_DONE:
-			break; /* counted by the library (stats.iterations) */
-		case RDMIG_EV_END:
-			s->t_end = rdmig_monotonic_seconds();
-			if (rdmig_imgs_finish(&s->ps)) {
-				snprintf(s->err, sizeof(s->err), "the source disconnected before the end "
-					 "of its stream (%s)", rdmig_imgs_errmsg(&s->ps));
-				return -1;
-			}
-			return 0;
-		default:
-			snprintf(s->err, sizeof(s->err), "unknown event %d from the library", ev.type);
-			return -1;
-		}
-	}
+	if (!out_set_size(&s->rb[i].img, length))
+		return 0;
+	snprintf(err, errlen, "cannot write the images into %s: %s", s->a.out, strerror(errno));
+	return -1;
 }
 
-/* ------------------------------------------------------ after the end -- */
-
-static int verify_tick(void *ctx)
+/* Stream bytes the library found valid: into DIR/stream.bin. */
+static int sink_stream(void *ctx, const void *data, size_t len, char *err, size_t errlen)
 {
-	(void)ctx;
+	struct recv_state *s = ctx;
+
+	if (s->stream.state == OUT_NONE && out_create(&s->a.dir, &s->stream, "stream.bin", err,
+						      errlen))
+		return -1;
+	if (!recv_write_all(s->stream.fd, data, len))
+		return 0;
+	snprintf(err, errlen, "cannot write %s/stream.bin: %s", s->a.out, strerror(errno));
+	return -1;
+}
+
+/* Verified (or --verify off): every output its real name. */
+static int sink_commit(void *ctx, char *err, size_t errlen)
+{
+	struct recv_state *s = ctx;
+
+	cli_phase("write");
+	if (out_commit(&s->a.dir, &s->stream, err, errlen))
+		return -1;
+	for (uint32_t i = 0; i < s->nblocks; i++)
+		if (out_commit(&s->a.dir, &s->rb[i].img, err, errlen))
+			return -1;
+	return 0;
+}
+
+/* ------------------------------------------------------ the migration -- */
+
+/* After every step: the progress line, and a way out for SIGINT/SIGTERM. */
+static int on_progress(void *ctx, const struct rdmig_images_event *ev)
+{
+	struct recv_state *s = ctx;
+
+	if (ev->type == RDMIG_IMAGES_EV_PROGRESS)
+		mig_progress(&s->prog, ev->bytes_done);
 	return cli_cancelled();
 }
 
-/* Wait for the last spans' digests and compare; a run without digests
- * (--verify off on either side) is not verified, and not a failure. */
-static void verify(struct recv_state *s)
+static int receive(struct recv_state *s)
 {
-	s->verified = rdmig_verify_recv_finish(&s->vf, &s->ps, s->res, verify_tick, s) == 0 &&
-		      s->vf.alg != RDMIG_DIGEST_OFF;
-	for (uint32_t i = 0; s->verified && i < s->ps.count; i++)
-		s->verified = s->res[i].ok;
-}
-
-/* The images were written span by span as they were checked: give them
- * their lengths (zero spans are holes), then every output its real name. */
-static int write_images(struct recv_state *s)
-{
-	double t0 = rdmig_monotonic_seconds();
-	int err = atomic_load(&s->write_errno);
-
-	for (uint32_t i = 0; !err && i < s->ps.count; i++)
-		if (out_set_size(&s->rb[i].img, s->ps.blocks[i].length))
-			err = errno;
-	if (err) {
-		snprintf(s->err, sizeof(s->err), "cannot write the images into %s: %s", s->a.out,
-			 strerror(err));
-		return -1;
-	}
-	if (out_commit(&s->a.dir, &s->stream, s->err, sizeof(s->err)))
-		return -1;
-	for (uint32_t i = 0; i < s->ps.count; i++)
-		if (out_commit(&s->a.dir, &s->rb[i].img, s->err, sizeof(s->err)))
-			return -1;
-	s->write_seconds = rdmig_monotonic_seconds() - t0;
-	return 0;
-}
-
-static int accept_one(struct recv_state *s)
-{
+	struct rdmig_images_sink sink = {
+		.ctx = s, .header = sink_header, .create = sink_create, .write = sink_write,
+		.set_size = sink_set_size, .stream = sink_stream, .commit = sink_commit,
+		.abort = remove_outputs,
+	};
+	struct rdmig_images_dest_opts o;
 	int ret;
 
-	if ((ret = recv_accept(&s->a, &s->l, &s->conn)))
+	rdmig_images_dest_opts_init(&o);
+	o.max_total = s->a.max_total;
+	o.verify = !s->verify_off;
+	o.hash_threads = cli_hash_threads();
+	if ((ret = rdmig_images_dest_create(s->conn, &o, &sink, &s->dest)))
 		return ret;
-	cli_phase("migrate");
-	s->t_start = rdmig_monotonic_seconds();
-	return rdmig_dest_create(s->conn, &s->dest);
+	ret = rdmig_images_dest_run(s->dest, on_progress, s);
+	s->ist.size = sizeof(s->ist);
+	rdmig_images_dest_stats(s->dest, &s->ist);
+	s->st.size = sizeof(s->st);
+	rdmig_images_dest_engine_stats(s->dest, &s->st);
+	return ret;
+}
+
+/* The message of a failure: ours (the sink's), the library's, the
+ * connection's or the listener's; with the default --max-total explained. */
+static const char *failure_message(struct recv_state *s, int ret, char *buf, size_t len)
+{
+	char note[400];
+	const char *msg = s->dest ? rdmig_images_dest_errmsg(s->dest)
+				  : recv_errmsg(s->err, NULL, s->conn, s->l, ret);
+
+	snprintf(buf, len, "%s%s", msg,
+		 s->ist.refused_total ? recv_limit_note(&s->a, note, sizeof(note)) : "");
+	return buf;
 }
 
 static void cleanup(struct recv_state *s)
 {
 	mig_progress_end(&s->prog);
-	rdmig_verify_free(&s->vf); /* its threads read the blocks */
-	free(s->res);
-	rdmig_dest_destroy(s->dest); /* deregisters: before the memory goes */
+	rdmig_images_dest_destroy(s->dest); /* before the connection, which it serves */
 	rdmig_conn_destroy(s->conn);
 	rdmig_listener_destroy(s->l);
-	for (uint32_t i = 0; s->rb && i < s->ps.count; i++)
-		if (s->rb[i].mem)
-			munmap(s->rb[i].mem, (size_t)s->ps.blocks[i].length);
 	free(s->rb);
-	free(s->blocks);
-	rdmig_imgs_parser_free(&s->ps);
 	out_dir_close(&s->a.dir); /* the outputs were committed or discarded */
 }
 
@@ -404,6 +320,21 @@ static int recv_cancelled(struct recv_state *s)
 		 told ? ", the source was told" : "");
 	cli_fail_code("recv", "interrupted", msg);
 	return cli_cancel_status();
+}
+
+/* A failed migration: the library discarded the outputs (the sink's abort). */
+static int recv_failed(struct recv_state *s, int ret)
+{
+	char msg[1024];
+
+	if (cli_cancelled())
+		return recv_cancelled(s);
+	if (s->ist.blocks_mismatched)
+		return report_mismatches(s);
+	remove_outputs(s); /* when the failure came before the library's handle */
+	if (s->err[0])
+		return cli_fail("recv", s->err);
+	return cli_fail_lib("recv", ret, failure_message(s, ret, msg, sizeof(msg)));
 }
 
 int cmd_recv(int argc, char **argv)
@@ -433,46 +364,16 @@ int cmd_recv(int argc, char **argv)
 		cleanup(&s);
 		return ret;
 	}
-	rdmig_imgs_parser_init(&s.ps, s.a.max_total);
 	cli_phase("accept");
-	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
-		mig_progress_end(&s.prog);
-		if (cli_cancelled()) {
-			ret = recv_cancelled(&s);
-			cleanup(&s);
-			return ret;
-		}
-		/* the library tells the peer about its own failures; ours we
-		 * report here (best effort) */
-		if (s.err[0] && s.conn)
-			rdmig_send_error(s.conn);
-		remove_outputs(&s);
-		if (s.err[0])
-			ret = cli_fail("recv", s.err);
-		else
-			ret = cli_fail_lib("recv", ret, recv_errmsg(s.err, s.dest, s.conn, s.l, ret));
-		cleanup(&s);
-		return ret;
+	if (!(ret = recv_accept(&s.a, &s.l, &s.conn))) {
+		cli_phase("migrate");
+		ret = receive(&s);
 	}
 	mig_progress_end(&s.prog);
-	s.st.size = sizeof(s.st);
-	rdmig_dest_stats(s.dest, &s.st);
-	cli_phase("verify");
-	verify(&s);
-	ret = 0;
-	if (cli_cancelled())
-		ret = recv_cancelled(&s);
-	else if (!s.verified && s.vf.alg != RDMIG_DIGEST_OFF)
-		ret = report_mismatches(&s);
-	else {
-		cli_phase("write");
-		if (write_images(&s))
-			ret = cli_cancelled() ? recv_cancelled(&s) : cli_fail("recv", s.err);
-	}
 	if (ret)
-		remove_outputs(&s);
+		ret = recv_failed(&s, ret);
 	/* an interrupted run's object is the short one (cli_run_end) */
-	if (s.a.m.json && !cli_cancelled())
+	if (s.a.m.json && !cli_cancelled() && (!ret || s.ist.blocks_mismatched))
 		print_json(&s);
 	else if (!ret)
 		print_human(&s);

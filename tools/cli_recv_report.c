@@ -9,28 +9,46 @@
 #include "cli_json.h"
 #include "recv_files.h"
 
+/* Block i's outcome (all false before the digests were compared). */
+static struct rdmig_verify_block result(const struct recv_state *s, uint32_t i)
+{
+	struct rdmig_verify_block r = {.bad_span = -1};
+
+	rdmig_images_dest_result(s->dest, i, &r);
+	return r;
+}
+
 static struct json_object *json_blocks(const struct recv_state *s)
 {
+	uint32_t n;
+	const struct rdmig_imgs_block *blocks = rdmig_images_dest_blocks(s->dest, &n);
 	struct json_object *arr = cj_array();
 
-	for (uint32_t i = 0; i < s->ps.count; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		struct json_object *b = cj_object();
+		struct rdmig_verify_block r = result(s, i);
 		char hex[RDMIG_DIGEST_HEX_MAX];
 
-		rdmig_digest_hex(s->res[i].digest, s->vf.dsize, hex);
-		cj_str(b, "name", s->ps.blocks[i].name);
+		rdmig_digest_hex(r.digest, rdmig_digest_size(s->ist.digest), hex);
+		cj_str(b, "name", blocks[i].name);
 		cj_str(b, "file", s->rb[i].file);
-		cj_u64(b, "length", s->ps.blocks[i].length);
+		cj_u64(b, "length", blocks[i].length);
 		cj_str(b, "digest", hex);
-		cj_bool(b, "verified", s->res[i].ok);
+		cj_bool(b, "verified", r.ok);
 		cj_push(arr, b);
 	}
 	return arr;
 }
 
+/* The transfer: from the destination's start to the source's disconnect. */
+static double transfer_seconds(const struct recv_state *s)
+{
+	return s->ist.header_seconds + s->ist.transfer_seconds;
+}
+
 void print_json(const struct recv_state *s)
 {
-	double secs = s->t_end - s->t_start;
+	double secs = transfer_seconds(s);
 	struct json_object *o = cj_summary();
 	struct rdmig_caps caps;
 
@@ -40,17 +58,17 @@ void print_json(const struct recv_state *s)
 	cj_str(o, "out", s->a.out);
 	cj_bool(o, "pin_all", caps.flags & RDMIG_CAP_PIN_ALL);
 	cj_add(o, "blocks", json_blocks(s));
-	cj_bool(o, "verified", s->verified);
-	cj_u64(o, "bytes_total", s->ps.total);
+	cj_bool(o, "verified", s->ist.verified);
+	cj_u64(o, "bytes_total", s->ist.bytes_total);
 	cj_u64(o, "bytes_compressed", s->st.bytes_compressed);
 	cj_u64(o, "stream_bytes", s->st.stream_bytes);
 	cj_fixed(o, "seconds", secs, 6);
-	cj_str(o, "verify", rdmig_digest_name(s->vf.alg));
-	cj_u64(o, "hash_threads", s->vf.threads);
-	cj_fixed(o, "hash_seconds", s->vf.hash_seconds, 6);
-	cj_fixed(o, "hash_exposed_seconds", s->vf.exposed_seconds, 6);
-	cj_fixed(o, "write_seconds", s->write_seconds, 6);
-	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->ps.total / secs / 1e6 : 0.0, 2);
+	cj_str(o, "verify", rdmig_digest_name(s->ist.digest));
+	cj_u64(o, "hash_threads", s->ist.hash_threads);
+	cj_fixed(o, "hash_seconds", s->ist.hash_seconds, 6);
+	cj_fixed(o, "hash_exposed_seconds", s->ist.hash_wait_seconds, 6);
+	cj_fixed(o, "write_seconds", s->ist.commit_seconds, 6);
+	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->ist.bytes_total / secs / 1e6 : 0.0, 2);
 	cj_u64(o, "iterations", s->st.iterations);
 	cj_u64(o, "register_requests", s->st.register_requests);
 	cj_u64(o, "chunks_registered", s->st.chunks_registered);
@@ -61,42 +79,43 @@ void print_json(const struct recv_state *s)
 
 void print_human(const struct recv_state *s)
 {
-	double secs = s->t_end - s->t_start;
-	uint32_t good = 0;
+	double secs = transfer_seconds(s);
+	uint32_t n = s->ist.blocks, good = n - s->ist.blocks_mismatched;
+	uint64_t total = s->ist.bytes_total;
 	char a[32], b[32];
 
-	for (uint32_t i = 0; i < s->ps.count; i++)
-		good += (uint32_t)s->res[i].ok;
 	printf("recv: %u block%s, %s in %.2f s (%.1f MB/s), %llu iteration%s, %llu registrations "
-	       "served (%.2f s registering), %s compressed\n", s->ps.count,
-	       s->ps.count == 1 ? "" : "s", mig_size(s->ps.total, a, sizeof(a)), secs,
-	       secs > 0 ? (double)s->ps.total / secs / 1e6 : 0.0,
+	       "served (%.2f s registering), %s compressed\n", n,
+	       n == 1 ? "" : "s", mig_size(total, a, sizeof(a)), secs,
+	       secs > 0 ? (double)total / secs / 1e6 : 0.0,
 	       (unsigned long long)s->st.iterations, s->st.iterations == 1 ? "" : "s",
 	       (unsigned long long)s->st.register_requests, s->st.register_seconds,
 	       mig_size(s->st.bytes_compressed, b, sizeof(b)));
 	mig_print_conn("recv", s->conn);
-	if (s->vf.alg == RDMIG_DIGEST_OFF)
+	if (s->ist.digest == RDMIG_DIGEST_OFF)
 		printf("recv: not verified (--verify off %s); images in %s/\n",
 		       s->verify_off ? "here" : "at the source", s->a.out);
 	else
 		printf("recv: %s verified %u/%u block%s as they landed (%.2f s on %u thread%s, "
 		       "%.2f s after the data)%s%s%s\n",
-		       rdmig_digest_name(s->vf.alg), good, s->ps.count, s->ps.count == 1 ? "" : "s",
-		       s->vf.hash_seconds, s->vf.threads, s->vf.threads == 1 ? "" : "s",
-		       s->vf.exposed_seconds, s->verified ? "; images in " : "",
-		       s->verified ? s->a.out : "", s->verified ? "/" : "");
+		       rdmig_digest_name(s->ist.digest), good, n, n == 1 ? "" : "s",
+		       s->ist.hash_seconds, s->ist.hash_threads, s->ist.hash_threads == 1 ? "" : "s",
+		       s->ist.hash_wait_seconds, s->ist.verified ? "; images in " : "",
+		       s->ist.verified ? s->a.out : "", s->ist.verified ? "/" : "");
 }
 
 /* ------------------------------------------------------------- main -- */
 
 int report_mismatches(const struct recv_state *s)
 {
-	uint32_t bad = 0;
+	uint32_t bad = 0, n;
+	const struct rdmig_imgs_block *blocks = rdmig_images_dest_blocks(s->dest, &n);
+	size_t dsize = rdmig_digest_size(s->ist.digest);
 	char msg[160];
 
-	for (uint32_t i = 0; i < s->ps.count; i++) {
-		const struct rdmig_verify_block *r = &s->res[i];
-		uint64_t span = 1ull << s->ps.prm.span_shift, at = (uint64_t)r->bad_span * span;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rdmig_verify_block rr = result(s, i), *r = &rr;
+		uint64_t span = 1ull << s->span_shift, at = (uint64_t)r->bad_span * span;
 		char got[RDMIG_DIGEST_HEX_MAX], want[RDMIG_DIGEST_HEX_MAX];
 
 		if (r->ok)
@@ -106,22 +125,22 @@ int report_mismatches(const struct recv_state *s)
 			fprintf(stderr,
 				"rdmig: recv: block '%s': bytes %llu..%llu differ from what "
 				"the source sent (%s of span %lld)\n",
-				s->ps.blocks[i].name, (unsigned long long)at,
-				(unsigned long long)(at + span < s->ps.blocks[i].length
+				blocks[i].name, (unsigned long long)at,
+				(unsigned long long)(at + span < blocks[i].length
 							 ? at + span
-							 : s->ps.blocks[i].length),
-				rdmig_digest_name(s->vf.alg), (long long)r->bad_span);
+							 : blocks[i].length),
+				rdmig_digest_name(s->ist.digest), (long long)r->bad_span);
 			continue;
 		}
-		rdmig_digest_hex(r->digest, s->vf.dsize, got);
-		rdmig_digest_hex(s->ps.blocks[i].digest, s->vf.dsize, want);
+		rdmig_digest_hex(r->digest, dsize, got);
+		rdmig_digest_hex(blocks[i].digest, dsize, want);
 		fprintf(stderr,
 			"rdmig: recv: block '%s': %s mismatch: received %s, the source sent "
 			"%s\n",
-			s->ps.blocks[i].name, rdmig_digest_name(s->vf.alg), got, want);
+			blocks[i].name, rdmig_digest_name(s->ist.digest), got, want);
 	}
 	/* the lines above say where; this one says what, once */
 	snprintf(msg, sizeof(msg), "%u of %u block%s differ from what the source sent; no "
-		 "image was kept", bad, s->ps.count, s->ps.count == 1 ? "" : "s");
+		 "image was kept", bad, n, n == 1 ? "" : "s");
 	return cli_fail_code("recv", "verify_mismatch", msg);
 }

@@ -29,23 +29,8 @@
 #include "cli.h"
 #include "cli_json.h"
 #include "cli_qemu.h"
-#include <rdmig/imgstream.h>
 #include "send_files.h"
 
-#define PAGE 4096u
-/* With --pin-all no control message travels while the data is written (no
- * REGISTER, no COMPRESS), nor while the last span digests are hashed: the
- * engine's keep-alives then keep the destination from giving up after
- * --timeout of silence, make us notice a dead destination instead of
- * writing on into a dead connection, and give a destination that aborts a
- * moment when we have a receive posted for its ERROR (it waits up to a
- * second for one). */
-#define KEEP_ALIVE_MS 500
-/* Spans of 4 MiB: the receiver checks 4 MiB at a time as the data lands,
- * and a record per span costs one stream message per 4 MiB. */
-#define SPAN_SHIFT 22
-/* Inside chunks bigger than 32 MiB, records go every 32 MiB (send_spans). */
-#define RECORD_SHIFT 25
 /* Between two rdmigs the chunk size is free (the receiver reads it from the
  * stream header), and 32 MiB measured faster than QEMU's 1 MiB with
  * dynamic registration: 32x fewer REGISTER round trips and registrations
@@ -65,13 +50,10 @@ struct send_state {
 	struct send_args a;
 	struct send_files in;       /* the blocks: files, stream descriptions */
 	struct rdmig_conn *conn;
-	struct rdmig_source *src;
+	struct rdmig_images_source *src;
 	struct mig_progress prog;
-	struct rdmig_verify vf;           /* span digests, hashed meanwhile */
-	uint64_t handed;            /* spans handed to the library so far */
-	bool pin_all;               /* the connection's: no registration requests */
+	struct rdmig_images_stats ist;
 	bool pin_local;             /* our blocks registered whole (rdmig_source_set_pin_local) */
-	uint64_t done, skipped_zero;
 	double t_start, t_end;
 	char err[512];
 };
@@ -155,154 +137,6 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 	return 0;
 }
 
-/* A non-zero chunk: one write per run of non-zero pages. */
-static int send_pages(struct send_state *s, uint32_t b, uint64_t off, uint64_t n)
-{
-	const uint8_t *p = s->in.f[b].map + off;
-	uint64_t run = 0, run_len = 0;
-
-	for (uint64_t pg = 0; pg < n; pg += PAGE) {
-		uint64_t len = n - pg < PAGE ? n - pg : PAGE;
-		if (!rdmig_is_zero(p + pg, (size_t)len)) {
-			if (!run_len)
-				run = pg;
-			run_len += len;
-			continue;
-		}
-		s->skipped_zero += len;
-		if (run_len && rdmig_source_write(s->src, b, off + run, run_len))
-			return -1;
-		run_len = 0;
-	}
-	return run_len ? rdmig_source_write(s->src, b, off + run, run_len) : 0;
-}
-
-static int write_stream_bytes(void *ctx, const void *buf, size_t len)
-{
-	struct send_state *s = ctx;
-
-	return rdmig_source_write_stream(s->src, buf, len);
-}
-
-/* Spans [0, handed) are in the library's hands: their records may go. */
-static int spans_handed(struct send_state *s, uint64_t handed)
-{
-	s->handed = handed;
-	return rdmig_verify_send_ready(&s->vf, s->in.desc, (uint32_t)s->a.nfiles, handed,
-				       write_stream_bytes, s, s->err, sizeof(s->err));
-}
-
-/* A chunk that is not all zero, a span at a time.  With dynamic
- * registration the spans' records go at the chunk's end (send_block), and
- * every RECORD_SHIFT bytes inside a bigger chunk (with 256 MiB chunks the
- * receiver would otherwise check the last 256 MiB after the end); not
- * after every span: a record is a control message, and one sent while the
- * next chunk's registration is out (lookahead) waits for that reply, with
- * the wire idle meanwhile.  With PIN_ALL nothing is ever out, and records
- * go after every span, so the receiver checks 4 MiB at a time whatever
- * the chunk. */
-static int send_spans(struct send_state *s, uint32_t b, uint64_t off, uint64_t n)
-{
-	for (uint64_t at = off; at < off + n;) {
-		uint64_t end = ((at >> SPAN_SHIFT) + 1) << SPAN_SHIFT;
-		int ret;
-
-		if (end > off + n)
-			end = off + n;
-		if ((ret = send_pages(s, b, at, end - at)))
-			return ret;
-		if ((s->pin_all || !(end & ((1ull << RECORD_SHIFT) - 1))) &&
-		    spans_handed(s, s->in.desc[b].first_span + (end >> SPAN_SHIFT)))
-			return -1;
-		at = end;
-	}
-	return 0;
-}
-
-static int send_block(struct send_state *s, uint32_t b)
-{
-	const uint8_t *base = s->in.f[b].map;
-	uint64_t len = s->in.f[b].length;
-	uint64_t chunk = s->a.m.opts.chunk_size; /* as the stream header says */
-
-	for (uint64_t off = 0; off < len; off += chunk) {
-		uint64_t n = len - off < chunk ? len - off : chunk;
-		int ret;
-
-		if (cli_cancelled())
-			return -1;
-		if (rdmig_is_zero(base + off, (size_t)n))
-			ret = rdmig_source_write(s->src, b, off, n);
-		else
-			ret = send_spans(s, b, off, n);
-		if (ret)
-			return ret; /* the library's code, for the failure's name */
-		if (spans_handed(s, s->in.desc[b].first_span + ((off + n) >> SPAN_SHIFT)))
-			return -1;
-		s->done += n;
-		mig_progress(&s->prog, s->done);
-	}
-	return spans_handed(s, s->in.desc[b].first_span + s->in.desc[b].nspans);
-}
-
-/* Hash every span of every block on a pool of threads, ahead of the writes:
- * on one thread hashing took turns with the writes and set the pace. */
-static int start_hashing(struct send_state *s)
-{
-	const uint8_t **mems = calloc((size_t)s->a.nfiles, sizeof(*mems));
-	int ret;
-
-	if (!mems) {
-		snprintf(s->err, sizeof(s->err), "out of memory");
-		return -1;
-	}
-	for (int i = 0; i < s->a.nfiles; i++)
-		mems[i] = s->in.f[i].map;
-	ret = rdmig_verify_start(&s->vf, s->a.verify, cli_hash_threads(), s->in.desc,
-				 (uint32_t)s->a.nfiles, SPAN_SHIFT, mems, true, NULL, NULL, s->err, sizeof(s->err));
-	free(mems);
-	return ret;
-}
-
-/* While the end waits for the last digests: keep the destination from
- * giving up after --timeout of silence (and notice if it went away), and
- * give way to SIGINT/SIGTERM. */
-static int hashing_tick(void *ctx)
-{
-	struct send_state *s = ctx;
-
-	return cli_cancelled() || rdmig_source_keep_alive(s->src);
-}
-
-/* The last records and every block's digest (the migration ends with them). */
-static int finish_hashing(struct send_state *s)
-{
-	if (rdmig_source_set_keep_alive(s->src, KEEP_ALIVE_MS))
-		return -1;
-	return rdmig_verify_send_finish(&s->vf, s->in.desc, (uint32_t)s->a.nfiles,
-					write_stream_bytes, hashing_tick, s, s->err,
-					sizeof(s->err));
-}
-
-static int write_stream_part(struct send_state *s, int trailer)
-{
-	uint64_t chunk = s->a.m.opts.chunk_size; /* as the stream header says */
-	struct rdmig_imgs_params prm = {s->a.verify, SPAN_SHIFT, (uint32_t)__builtin_ctzll(chunk)};
-	uint8_t *buf;
-	size_t len;
-	uint32_t n = (uint32_t)s->a.nfiles;
-	int ret = trailer ? rdmig_imgs_encode_trailer(s->a.verify, s->in.desc, n, &buf, &len,
-						      s->err, sizeof(s->err))
-			  : rdmig_imgs_encode_header(&prm, s->in.desc, n, &buf, &len, s->err,
-						     sizeof(s->err));
-
-	if (ret)
-		return -1;
-	ret = rdmig_source_write_stream(s->src, buf, len);
-	free(buf);
-	return ret;
-}
-
 /* Is the locked-memory limit enough for our blocks?  Before connecting
  * when the limit applies whatever the device (no CAP_IPC_LOCK); else once
  * the device is known (siw applies it to everyone).  1: did not apply. */
@@ -337,10 +171,37 @@ static bool pin_local_fits(const struct send_state *s, const char *device)
 	return cli_memlock_covers_most(device, &need);
 }
 
-/* The migration proper.  Errors of the library leave their message in the
- * source or connection handle; our own go to s->err. */
+/* The images source's options: the digest, and our blocks registered
+ * whole at setup when the limit lets us pin them all. */
+static void source_opts(struct send_state *s, struct rdmig_images_source_opts *o)
+{
+	rdmig_images_source_opts_init(o);
+	o->digest = s->a.verify;
+	o->hash_threads = cli_hash_threads();
+	o->register_threads = register_threads();
+	s->pin_local = pin_local_fits(s, rdmig_conn_device(s->conn));
+	o->pin_local = s->pin_local;
+}
+
+/* After every step: the progress line, and a way out for SIGINT/SIGTERM. */
+static int on_progress(void *ctx, const struct rdmig_images_event *ev)
+{
+	struct send_state *s = ctx;
+
+	if (ev->type == RDMIG_IMAGES_EV_HEADER)
+		mig_progress_start(&s->prog, s->a.m.progress, "send", s->in.total);
+	else if (ev->type == RDMIG_IMAGES_EV_PROGRESS)
+		mig_progress(&s->prog, ev->bytes_done);
+	else
+		mig_progress_end(&s->prog);
+	return cli_cancelled();
+}
+
+/* The migration proper (rdmig/images.h).  Errors of the library leave
+ * their message in the handles; our own go to s->err. */
 static int migrate(struct send_state *s)
 {
+	struct rdmig_images_source_opts o;
 	struct rdmig_caps caps;
 	int ret, early = check_memlock(s, s->a.m.opts.pin_all, NULL);
 
@@ -354,58 +215,35 @@ static int migrate(struct send_state *s)
 		return ret;
 	cli_phase("migrate");
 	rdmig_conn_caps(s->conn, &caps);
-	s->pin_all = caps.flags & RDMIG_CAP_PIN_ALL;
 	if (early == 1 &&
 	    check_memlock(s, caps.flags & RDMIG_CAP_PIN_ALL, rdmig_conn_device(s->conn)) < 0)
 		return -1;
-	if ((ret = rdmig_source_create(s->conn, s->in.blocks, (size_t)s->a.nfiles, &s->src)))
+	source_opts(s, &o);
+	if ((ret = rdmig_images_source_create(s->conn, s->in.items, (uint32_t)s->a.nfiles, &o,
+					      &s->src)))
 		return ret;
-	/* our files registered whole at setup, not a chunk at a time between
-	 * the writes, when the limit lets us pin them all */
-	s->pin_local = pin_local_fits(s, rdmig_conn_device(s->conn));
-	if (s->pin_local && (ret = rdmig_source_set_pin_local(s->src, 1)))
-		return ret;
-	if ((ret = rdmig_source_set_register_threads(s->src, register_threads())))
-		return ret;
-	/* the header goes first, as QEMU's block list does: the destination
-	 * needs it to allocate its blocks before RAM_BLOCKS_REQUEST */
-	if ((ret = write_stream_part(s, 0)) || (ret = rdmig_source_setup(s->src)))
-		return ret;
-	/* hashing overlaps the data, not the connection's setup: a migration
-	 * is under way for at least as long as the hash takes, as with hashing
-	 * in line (a SIGINT or a dying peer meets a migration, not a finished one) */
-	if (start_hashing(s))
-		return -1;
-	if ((caps.flags & RDMIG_CAP_PIN_ALL) &&
-	    (ret = rdmig_source_set_keep_alive(s->src, KEEP_ALIVE_MS)))
-		return ret;
-	/* blocks go chunk after chunk: the next chunk's registration can
-	 * overlap this one's writes */
-	if ((ret = rdmig_source_set_lookahead(s->src, 1)))
-		return ret;
-	mig_progress_start(&s->prog, s->a.m.progress, "send", s->in.total);
-	for (uint32_t b = 0; b < (uint32_t)s->a.nfiles; b++)
-		if ((ret = send_block(s, b)))
-			return ret;
-	if ((ret = rdmig_source_end_iteration(s->src)) || (ret = finish_hashing(s)))
-		return ret;
-	s->t_end = rdmig_monotonic_seconds(); /* the data and its digests are ready */
-	mig_progress_end(&s->prog);
-	return write_stream_part(s, 1);
+	ret = rdmig_images_source_run(s->src, on_progress, s);
+	s->ist.size = sizeof(s->ist);
+	rdmig_images_source_stats(s->src, &s->ist);
+	/* the transfer ends when the data and its digests are ready: before
+	 * the trailer and the teardown */
+	s->t_end = rdmig_monotonic_seconds() - s->ist.commit_seconds - s->ist.teardown_seconds;
+	return ret;
 }
 
 static struct json_object *json_blocks(const struct send_state *s)
 {
+	const struct rdmig_imgs_block *desc = rdmig_images_source_blocks(s->src);
 	struct json_object *arr = cj_array();
 
 	for (int i = 0; i < s->a.nfiles; i++) {
 		struct json_object *b = cj_object();
 		char hex[RDMIG_DIGEST_HEX_MAX];
 
-		rdmig_digest_hex(s->in.desc[i].digest, s->vf.dsize, hex);
-		cj_str(b, "name", s->in.desc[i].name);
+		rdmig_digest_hex(desc[i].digest, rdmig_digest_size(s->a.verify), hex);
+		cj_str(b, "name", desc[i].name);
 		cj_str(b, "file", s->in.f[i].path);
-		cj_u64(b, "length", s->in.desc[i].length);
+		cj_u64(b, "length", desc[i].length);
 		cj_str(b, "digest", hex);
 		cj_push(arr, b);
 	}
@@ -422,13 +260,13 @@ static void print_json(const struct send_state *s, const struct rdmig_engine_sta
 	cj_u64(o, "bytes_total", s->in.total);
 	cj_u64(o, "bytes_written", st->bytes_written);
 	cj_u64(o, "bytes_compressed", st->bytes_compressed);
-	cj_u64(o, "bytes_skipped_zero", s->skipped_zero);
+	cj_u64(o, "bytes_skipped_zero", s->ist.bytes_skipped_zero);
 	cj_u64(o, "stream_bytes", st->stream_bytes);
 	cj_fixed(o, "seconds", secs, 6);
 	cj_str(o, "verify", rdmig_digest_name(s->a.verify));
-	cj_u64(o, "hash_threads", s->vf.threads);
-	cj_fixed(o, "hash_seconds", s->vf.hash_seconds, 6);
-	cj_fixed(o, "hash_exposed_seconds", s->vf.exposed_seconds, 6);
+	cj_u64(o, "hash_threads", s->ist.hash_threads);
+	cj_fixed(o, "hash_seconds", s->ist.hash_seconds, 6);
+	cj_fixed(o, "hash_exposed_seconds", s->ist.hash_wait_seconds, 6);
 	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->in.total / secs / 1e6 : 0.0, 2);
 	cj_u64(o, "writes_posted", st->writes_posted);
 	cj_u64(o, "writes_signaled", st->writes_signaled);
@@ -453,14 +291,14 @@ static void print_human(const struct send_state *s, const struct rdmig_engine_st
 	       caps.flags & RDMIG_CAP_PIN_ALL ? "pin-all" : "dynamic");
 	printf("send: written %s, compressed %s, skipped as zero %s, stream %s\n",
 	       mig_size(st->bytes_written, a, sizeof(a)), mig_size(st->bytes_compressed, b, sizeof(b)),
-	       mig_size(s->skipped_zero, c, sizeof(c)), mig_size(st->stream_bytes, d, sizeof(d)));
+	       mig_size(s->ist.bytes_skipped_zero, c, sizeof(c)), mig_size(st->stream_bytes, d, sizeof(d)));
 	if (s->a.verify == RDMIG_DIGEST_OFF)
 		printf("send: no checksums (--verify off)\n");
 	else
 		printf("send: %s of every 4 MiB span took %.2f s on %u thread%s, %.2f s of it "
 		       "after the data\n",
-		       rdmig_digest_name(s->a.verify), s->vf.hash_seconds, s->vf.threads,
-		       s->vf.threads == 1 ? "" : "s", s->vf.exposed_seconds);
+		       rdmig_digest_name(s->a.verify), s->ist.hash_seconds, s->ist.hash_threads,
+		       s->ist.hash_threads == 1 ? "" : "s", s->ist.hash_wait_seconds);
 	printf("send: %llu RDMA writes, %llu register round trips (%llu ahead of the previous "
 	       "write; the others p50 %.1f us, p99 %.1f us), %llu iteration%s\n",
 	       (unsigned long long)st->writes_posted, (unsigned long long)st->register_requests,
@@ -482,7 +320,7 @@ static const char *send_errmsg(const struct send_state *s, int ret)
 	if (s->err[0])
 		return s->err;
 	if (s->src)
-		return rdmig_source_errmsg(s->src);
+		return rdmig_images_source_errmsg(s->src);
 	if (s->conn)
 		return rdmig_conn_errmsg(s->conn);
 	return rdmig_strerror(ret);
@@ -519,8 +357,7 @@ static int send_failed(struct send_state *s, int ret)
 
 static void cleanup(struct send_state *s)
 {
-	rdmig_verify_free(&s->vf); /* stops the threads: before the files go */
-	rdmig_source_destroy(s->src);
+	rdmig_images_source_destroy(s->src); /* its threads read the files */
 	rdmig_conn_destroy(s->conn); /* a clean disconnect ends the migration */
 	send_files_free(&s->in);
 }
@@ -565,7 +402,7 @@ int cmd_send(int argc, char **argv)
 		cleanup(&s);
 		return ret;
 	}
-	rdmig_source_stats(s.src, &st);
+	rdmig_images_source_engine_stats(s.src, &st);
 	if (s.a.m.json)
 		print_json(&s, &st);
 	else

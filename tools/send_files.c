@@ -85,7 +85,8 @@ int send_files_name(struct send_files *in, char **args, int n, char *err, size_t
 	in->f = calloc((size_t)n, sizeof(*in->f));
 	in->desc = calloc((size_t)n, sizeof(*in->desc));
 	in->blocks = calloc((size_t)n, sizeof(*in->blocks));
-	if (!in->f || !in->desc || !in->blocks) {
+	in->items = calloc((size_t)n, sizeof(*in->items));
+	if (!in->f || !in->desc || !in->blocks || !in->items) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -123,6 +124,7 @@ int send_files_map(struct send_files *in, char *err, size_t errlen)
 			.host = f->map ? (void *)f->map : (void *)&empty_block,
 			.length = f->length,
 		};
+		in->items[i] = (struct rdmig_images_item){in->desc[i].name, f->map, f->length};
 	}
 	return 0;
 }
@@ -135,6 +137,8 @@ void send_files_free(struct send_files *in)
 	free(in->f);
 	free(in->desc);
 	free(in->blocks);
+	free(in->items);
+	in->items = NULL;
 	in->f = NULL;
 	in->desc = NULL;
 	in->blocks = NULL;

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <rdmig/imgstream.h>
+#include <rdmig/images.h>
 #include <rdmig.h>
 
 /* One input file, mapped read-only. */
@@ -20,12 +20,13 @@ struct src_file {
 	uint64_t length;
 };
 
-/* The blocks of one send, three views of the same n files. */
+/* The blocks of one send, four views of the same n files. */
 struct send_files {
 	int n;
 	struct src_file *f;
-	struct rdmig_imgs_block *desc;    /* names, lengths, then digests (the stream) */
-	struct rdmig_block *blocks; /* what the library registers and writes */
+	struct rdmig_imgs_block *desc;    /* the names (and lengths) */
+	struct rdmig_block *blocks; /* for the locked-memory checks */
+	struct rdmig_images_item *items; /* what rdmig_images_source_create takes */
 	uint64_t total;             /* bytes of all files */
 };
 
