@@ -20,7 +20,7 @@ struct bench_args {
 	int pin_all;
 	int hash;          /* bulk-send --hash: BENCH_HASH_* */
 	int spin_us;       /* --spin: the library's busy-poll; < 0 = its default */
-	uint64_t chunk_size; /* bulk --chunk-size; 0: the library's 1 MiB */
+	uint64_t chunk_size; /* bulk --chunk-size; 0: rdmig send's 32 MiB */
 	int send_settings; /* bulk-send --as-send: lookahead and pin-local, as rdmig send */
 };
 
@@ -50,7 +50,8 @@ void bj_add_int(struct json_object *o, const char *key, int64_t v);
 /* o on one line and a newline into f; frees o.  0, or -1 after a note. */
 int bj_write(FILE *f, struct json_object *o);
 
-/* bench_bulk.c: one RAM block moved by the engine alone (no hashing). */
+/* bench_bulk.c: one RAM block, sent by the image-set source of rdmig send
+ * (rdmig/images.h) into the bare destination engine. */
 int bench_bulk_send(const struct bench_args *a);
 int bench_bulk_recv(const struct bench_args *a);
 

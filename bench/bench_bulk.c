@@ -6,17 +6,16 @@
  *   rdmig-bench bulk-send --to ADDR:PORT --file F [--pin-all] [--json OUT]
  *                         [--hash none|inline|thread]
  *
- * The sender hands the library the same ranges as `rdmig send` does (an
- * all-zero 1 MiB chunk as one write, which becomes COMPRESS; any other
- * chunk as one write per run of non-zero 4 KiB pages) and is timed the
- * same way (connect .. end of the iteration), but it hashes nothing and
- * sends no stream: what is left is the engine and the device.  Set next to
- * `rdmig send`, the difference is the tool's own work (its digests, its
- * stream, the receiver's image files).  --hash inline adds the default
- * digest (XXH64, stream/digest.c) of each chunk after its writes were
- * handed over; --hash thread computes the digest of the whole block on a second
- * thread while the main one sends, and the clock stops when both are
- * done: what hashing beside the transfer costs.
+ * The sender is the image-set source of `rdmig send` (rdmig/images.h: the
+ * same cutting, records and keep-alives; 32 MiB chunks unless
+ * --chunk-size) and is timed the same way (connect .. end of the
+ * iteration and of the digests).  With --hash none it sends no digests:
+ * what is left is the engine, the device and a few stream messages; the
+ * receiver is the bare engine (it ignores the stream and writes no file).
+ * Set next to `rdmig send`, the difference is the tool's own work (the
+ * receiver's verification and image files).  --hash thread (or inline,
+ * the same now) adds XXH64 span digests on one hashing thread beside the
+ * transfer: what hashing costs the sender.
  *
  * Both sides run in one guest and read the same file: the receiver learns
  * the block's length from it and, after its clock stopped, compares what
@@ -24,7 +23,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +30,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bench.h"
-#include <rdmig/imgstream.h>
+#include <rdmig/images.h>
 
-#define PAGE 4096u
+/* The chunk size of `rdmig send` (tools/cli_send.c), unless --chunk-size. */
+#define BENCH_DEFAULT_CHUNK (32ull << 20)
+
+struct send_times {
+	double setup_us, total_us, hash_seconds;
+};
 
 /* The file both sides read, mapped read-only. */
 struct mapped_file {
@@ -102,55 +105,12 @@ static void json_conn(FILE *f, const struct rdmig_conn *c)
 
 /* ------------------------------------------------------------ sender -- */
 
-/* One chunk, cut as `rdmig send` cuts it. */
-static int write_chunk(struct rdmig_source *s, const uint8_t *base, uint64_t off, uint64_t n)
-{
-	uint64_t run = 0, run_len = 0;
-
-	if (rdmig_is_zero(base + off, (size_t)n))
-		return rdmig_source_write(s, 0, off, n);
-	for (uint64_t pg = 0; pg < n; pg += PAGE) {
-		uint64_t len = n - pg < PAGE ? n - pg : PAGE;
-		if (!rdmig_is_zero(base + off + pg, (size_t)len)) {
-			if (!run_len)
-				run = pg;
-			run_len += len;
-			continue;
-		}
-		if (run_len && rdmig_source_write(s, 0, off + run, run_len))
-			return -1;
-		run_len = 0;
-	}
-	return run_len ? rdmig_source_write(s, 0, off + run, run_len) : 0;
-}
-
-/* The digest of a whole file, on its own thread (--hash thread). */
-struct hasher {
-	pthread_t thread;
-	const struct mapped_file *file;
-	uint8_t digest[RDMIG_DIGEST_MAX];
-	double seconds;
-};
-
-static void *hash_file(void *arg)
-{
-	struct hasher *h = arg;
-	double t0 = bench_now_us();
-
-	rdmig_digest_compute(RDMIG_DIGEST_DEFAULT, h->file->p, (size_t)h->file->len, h->digest);
-	h->seconds = (bench_now_us() - t0) / 1e6;
-	return NULL;
-}
-
-struct send_times {
-	double setup_us, total_us, hash_seconds;
-};
+static const char *const hash_name[] = {"none", "inline", "thread"};
 
 static void print_send_json(FILE *f, const struct bench_args *a, const struct rdmig_conn *c,
 			    const struct rdmig_engine_stats *st, uint64_t total,
 			    const struct send_times *t, const uint8_t digest[RDMIG_DIGEST_MAX])
 {
-	static const char *hash_name[] = {"none", "inline", "thread"};
 	char hex[RDMIG_DIGEST_HEX_MAX];
 
 	rdmig_digest_hex(digest, rdmig_digest_size(RDMIG_DIGEST_DEFAULT), hex);
@@ -174,87 +134,68 @@ static void print_send_json(FILE *f, const struct bench_args *a, const struct rd
 	fprintf(f, "}\n");
 }
 
-/* Hand every chunk to the library; with --hash inline, hash each chunk
- * after its writes, as `rdmig send` does. */
-static int send_chunks(struct rdmig_source *s, const struct bench_args *a,
-		       const struct mapped_file *file, uint8_t *h, double *hash_us)
+/* The image-set source (rdmig/images.h) as rdmig send sets it up, with
+ * the digest --hash asks for: none sends no digests; thread (and inline,
+ * kept for old scripts: the API hashes on its pool, not in line) XXH64
+ * span digests on one hashing thread beside the transfer. */
+static void source_opts(const struct bench_args *a, struct rdmig_images_source_opts *so)
 {
-	for (uint64_t off = 0; off < file->len; off += RDMIG_CHUNK_SIZE) {
-		uint64_t n = file->len - off < RDMIG_CHUNK_SIZE ? file->len - off : RDMIG_CHUNK_SIZE;
-		if (write_chunk(s, file->p, off, n))
-			return -1;
-		if (a->hash == BENCH_HASH_INLINE) {
-			double t0 = bench_now_us();
-			rdmig_digest_compute(RDMIG_DIGEST_DEFAULT, file->p + off, (size_t)n, h);
-			*hash_us += bench_now_us() - t0;
-		}
-	}
-	return 0;
+	rdmig_images_source_opts_init(so);
+	so->digest = a->hash == BENCH_HASH_NONE ? RDMIG_DIGEST_OFF : RDMIG_DIGEST_DEFAULT;
+	so->hash_threads = 1;
+	so->pin_local = a->send_settings;
+	so->register_threads = a->send_settings ? 0 : 1; /* as send: per CPU */
 }
 
 int bench_bulk_send(const struct bench_args *a)
 {
 	struct mapped_file file = {0};
 	struct rdmig_conn *c = NULL;
-	struct rdmig_source *s = NULL;
+	struct rdmig_images_source *s = NULL;
+	struct rdmig_images_source_opts so;
+	struct rdmig_images_stats ist = {.size = sizeof(ist)};
 	struct rdmig_engine_stats st = {.size = sizeof(st)};
+	struct rdmig_images_event ev;
 	struct rdmig_opts o;
-	struct hasher hasher = {.file = &file};
 	struct send_times t = {0};
-	uint8_t digest[RDMIG_DIGEST_MAX] = {0};
-	double t0, hash_us = 0;
-	int ret = 1, hashing = 0;
+	double t0;
+	int ret = 1;
 	FILE *json;
 
 	if (map_file(a->file, &file))
 		return 1;
 	bench_opts(a, &o);
 	o.pin_all = a->pin_all;
-	if (a->chunk_size)
-		o.chunk_size = a->chunk_size;
+	o.chunk_size = a->chunk_size ? a->chunk_size : BENCH_DEFAULT_CHUNK;
+	source_opts(a, &so);
 	t0 = bench_now_us(); /* as `rdmig send`: connect .. end of the iteration */
-	if (a->hash == BENCH_HASH_THREAD) {
-		if (pthread_create(&hasher.thread, NULL, hash_file, &hasher)) {
-			bench_die("bulk-send", "cannot start the hashing thread");
-			goto out;
-		}
-		hashing = 1;
-	}
 	if (bench_connect(a, &o, &c))
 		goto out;
-	if (rdmig_source_create(c, &(struct rdmig_block){"bulk", (void *)(uintptr_t)file.p,
-							 file.len, 0}, 1, &s) ||
-	    rdmig_source_set_lookahead(s, a->send_settings) ||
-	    rdmig_source_set_pin_local(s, a->send_settings) ||
-	    rdmig_source_set_register_threads(s, a->send_settings ? 0 : 1) /* as send: per CPU */ ||
-	    rdmig_source_setup(s)) {
-		bench_die("bulk-send", rdmig_conn_errmsg(c));
+	if (rdmig_images_source_create(c, &(struct rdmig_images_item){"bulk", file.p, file.len}, 1,
+				       &so, &s) ||
+	    rdmig_images_source_step(s, &ev)) {
+		bench_die("bulk-send", s ? rdmig_images_source_errmsg(s) : rdmig_conn_errmsg(c));
 		goto out;
 	}
 	t.setup_us = bench_now_us() - t0;
-	if (send_chunks(s, a, &file, digest, &hash_us) || rdmig_source_end_iteration(s)) {
-		bench_die("bulk-send", rdmig_source_errmsg(s));
+	if (rdmig_images_source_run(s, NULL, NULL)) {
+		bench_die("bulk-send", rdmig_images_source_errmsg(s));
 		goto out;
 	}
-	if (hashing) { /* the digest is due with the end of the migration */
-		pthread_join(hasher.thread, NULL);
-		hashing = 0;
-		memcpy(digest, hasher.digest, sizeof(digest));
-		hash_us = hasher.seconds * 1e6;
-	}
-	t.total_us = bench_now_us() - t0;
-	t.hash_seconds = hash_us / 1e6;
-	rdmig_source_stats(s, &st);
+	rdmig_images_source_stats(s, &ist);
+	/* the digests are due with the end of the migration: before the
+	 * trailer and the teardown */
+	t.total_us = bench_now_us() - t0 - (ist.commit_seconds + ist.teardown_seconds) * 1e6;
+	t.hash_seconds = ist.hash_seconds;
+	rdmig_images_source_engine_stats(s, &st);
 	json = open_json(a);
 	if (json) {
-		print_send_json(json, a, c, &st, file.len, &t, digest);
+		print_send_json(json, a, c, &st, file.len, &t, rdmig_images_source_blocks(s)[0].digest);
 		close_json(a, json);
 		ret = 0;
 	}
 out:
-	if (hashing)
-		pthread_join(hasher.thread, NULL);
-	rdmig_source_destroy(s);
+	rdmig_images_source_destroy(s);
 	rdmig_conn_destroy(c); /* the disconnect ends the receiver's loop */
 	unmap_file(&file);
 	return ret;
@@ -303,7 +244,7 @@ int bench_bulk_recv(const struct bench_args *a)
 		goto out;
 	t0 = bench_now_us();
 	if (rdmig_dest_create(c, &d) ||
-	    (a->chunk_size && rdmig_dest_set_chunk_size(d, a->chunk_size)) ||
+	    rdmig_dest_set_chunk_size(d, a->chunk_size ? a->chunk_size : BENCH_DEFAULT_CHUNK) ||
 	    rdmig_dest_set_blocks(d, &(struct rdmig_block){"bulk", mem, file.len, 0}, 1) ||
 	    receive_all(d)) {
 		bench_die("bulk-recv", d ? rdmig_dest_errmsg(d) : rdmig_conn_errmsg(c));
