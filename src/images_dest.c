@@ -74,10 +74,11 @@ static double phase_end(struct rdmig_images_dest *d)
 	return took;
 }
 
-/* A sink's code: a negative errno, anything else -EIO. */
+/* A sink's code: a negative errno; -1 (a bare failure) and anything else
+ * -EIO. */
 static int sink_code(int ret)
 {
-	return RDMIG_IS_ERRNO(ret) ? ret : -EIO;
+	return ret != -1 && RDMIG_IS_ERRNO(ret) ? ret : -EIO;
 }
 
 static int check_opts(struct rdmig_images_dest *d, const struct rdmig_images_dest_opts *o,

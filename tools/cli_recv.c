@@ -99,6 +99,14 @@ static void remove_outputs(void *ctx)
 
 /* --------------------------------------------------------- the sink -- */
 
+/* A refusal or failure of ours, reported as the tool's (code "failed"),
+ * not as one of the library's codes. */
+static int sink_failed(struct recv_state *s)
+{
+	s->sink_failed = true;
+	return -1;
+}
+
 /* Choose every block's output file name now, before anything is written. */
 static int name_files(struct recv_state *s, const struct rdmig_imgs_block *blocks, uint32_t n,
 		      char *err, size_t errlen)
@@ -156,15 +164,15 @@ static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_
 
 	/* the receiver decides whether the images may go unverified */
 	if (recv_verify_policy(s->verify_off, prm->digest == RDMIG_DIGEST_OFF, err, errlen))
-		return -1;
+		return sink_failed(s);
 	if (s->a.m.chunk_given && given != chunk) {
 		snprintf(err, errlen, "chunk-size mismatch: --chunk-size %llu here, but the source "
 			 "registers in chunks of %llu bytes", (unsigned long long)given,
 			 (unsigned long long)chunk);
-		return -1;
+		return sink_failed(s);
 	}
 	if (name_files(s, blocks, n, err, errlen) || check_memlock(s, blocks, n, chunk, err, errlen))
-		return -1;
+		return sink_failed(s);
 	s->span_shift = prm->span_shift;
 	for (uint32_t i = 0; i < n; i++)
 		s->total += blocks[i].length;
@@ -181,11 +189,11 @@ static int sink_create(void *ctx, uint32_t i, const struct rdmig_imgs_block *b, 
 
 	(void)b;
 	if (out_create(&s->a.dir, &s->rb[i].img, s->rb[i].file, err, errlen))
-		return -1;
+		return sink_failed(s);
 	if (out_park(&s->rb[i].img)) {
 		snprintf(err, errlen, "cannot close %s/%s: %s", s->a.out, s->rb[i].file,
 			 strerror(errno));
-		return -1;
+		return sink_failed(s);
 	}
 	return 0;
 }
@@ -215,7 +223,7 @@ static int sink_set_size(void *ctx, uint32_t i, uint64_t length, char *err, size
 	if (!out_set_size(&s->rb[i].img, length))
 		return 0;
 	snprintf(err, errlen, "cannot write the images into %s: %s", s->a.out, strerror(errno));
-	return -1;
+	return sink_failed(s);
 }
 
 /* Stream bytes the library found valid: into DIR/stream.bin. */
@@ -225,11 +233,11 @@ static int sink_stream(void *ctx, const void *data, size_t len, char *err, size_
 
 	if (s->stream.state == OUT_NONE && out_create(&s->a.dir, &s->stream, "stream.bin", err,
 						      errlen))
-		return -1;
+		return sink_failed(s);
 	if (!recv_write_all(s->stream.fd, data, len))
 		return 0;
 	snprintf(err, errlen, "cannot write %s/stream.bin: %s", s->a.out, strerror(errno));
-	return -1;
+	return sink_failed(s);
 }
 
 /* Verified (or --verify off): every output its real name. */
@@ -239,10 +247,10 @@ static int sink_commit(void *ctx, char *err, size_t errlen)
 
 	cli_phase("write");
 	if (out_commit(&s->a.dir, &s->stream, err, errlen))
-		return -1;
+		return sink_failed(s);
 	for (uint32_t i = 0; i < s->nblocks; i++)
 		if (out_commit(&s->a.dir, &s->rb[i].img, err, errlen))
-			return -1;
+			return sink_failed(s);
 	return 0;
 }
 
@@ -329,11 +337,15 @@ static int recv_failed(struct recv_state *s, int ret)
 
 	if (cli_cancelled())
 		return recv_cancelled(s);
-	if (s->ist.blocks_mismatched)
+	if (s->ist.blocks_mismatched) {
+		cli_phase("verify");
 		return report_mismatches(s);
+	}
 	remove_outputs(s); /* when the failure came before the library's handle */
 	if (s->err[0])
 		return cli_fail("recv", s->err);
+	if (s->sink_failed)
+		return cli_fail("recv", failure_message(s, ret, msg, sizeof(msg)));
 	return cli_fail_lib("recv", ret, failure_message(s, ret, msg, sizeof(msg)));
 }
 

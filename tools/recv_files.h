@@ -30,6 +30,7 @@ struct recv_state {
 	struct rdmig_engine_stats st;
 	struct mig_progress prog;  /* the progress line: spans landed */
 	bool verify_off;           /* --verify off */
+	bool sink_failed;          /* the failure was our sink's (cli_recv.c) */
 	char err[768];
 };
 
