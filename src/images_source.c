@@ -5,10 +5,10 @@
  *   first step:  stream header (names, lengths, digest, span, chunk) ->
  *                engine setup (RAM_BLOCKS) -> every span released to the
  *                hash pool, hashed ahead of the writes
- *   each step:   one chunk: all zero -> one write (the engine sends
- *                COMPRESS); otherwise one write per run of non-zero pages,
- *                span by span, and the records of the spans handed over
- *                and hashed (send_spans says when)
+ *   each step:   one chunk, a span at a time: one write per span (the
+ *                engine skips its zero pages: rdmig_source_set_skip_zero),
+ *                and the records of the spans handed over and hashed
+ *                (send_spans says when)
  *   last step:   end of iteration -> wait for the last digests (keep-alives)
  *                -> the last records -> trailer -> teardown
  */
@@ -22,7 +22,6 @@
 #include "rdmig/images.h"
 #include "rdmig/private.h"
 
-#define PAGE 4096u
 /* Inside chunks bigger than this, records go every 32 MiB (send_spans). */
 #define RECORD_SHIFT 25
 #define DEFAULT_SPAN_SHIFT 22
@@ -230,6 +229,11 @@ static int start(struct rdmig_images_source *s)
 	s->pin_all = caps.flags & RDMIG_CAP_PIN_ALL;
 	if ((ret = rdmig_source_create(s->conn, s->blocks, s->n, &s->src)))
 		return engine_failed(s, ret);
+	/* the destination's blocks are fresh anonymous memory (the image
+	 * stream's rule): the engine tests every page for zeros once and
+	 * sends none of the zero ones, neither written nor COMPRESSed */
+	if ((ret = rdmig_source_set_skip_zero(s->src, 1)))
+		return engine_failed(s, ret);
 	if ((s->o.pin_local && (ret = rdmig_source_set_pin_local(s->src, 1))) ||
 	    (ret = rdmig_source_set_register_threads(s->src, s->o.register_threads)))
 		return engine_failed(s, ret);
@@ -253,35 +257,6 @@ static int start(struct rdmig_images_source *s)
 	return 0;
 }
 
-/*
- * The cutting of a chunk that is not all zero (send_chunk sends an
- * all-zero chunk as one write, which the engine turns into COMPRESS):
- * [off, off + n) of a block as one write per run of non-zero pages, zero
- * pages skipped (the destination's memory starts zeroed).  The one place
- * outside the engine that tests memory for zeros page by page.
- */
-static int write_cut(struct rdmig_images_source *s, uint32_t b, uint64_t off, uint64_t n)
-{
-	const uint8_t *p = (const uint8_t *)s->blocks[b].host + off;
-	uint64_t run = 0, run_len = 0;
-
-	for (uint64_t pg = 0; pg < n; pg += PAGE) {
-		uint64_t len = n - pg < PAGE ? n - pg : PAGE;
-
-		if (!rdmig_is_zero(p + pg, (size_t)len)) {
-			if (!run_len)
-				run = pg;
-			run_len += len;
-			continue;
-		}
-		s->st.bytes_skipped_zero += len;
-		if (run_len && rdmig_source_write(s->src, b, off + run, run_len))
-			return -1;
-		run_len = 0;
-	}
-	return run_len ? rdmig_source_write(s->src, b, off + run, run_len) : 0;
-}
-
 /* Spans [0, handed) are in the engine's hands: their records may go. */
 static int spans_handed(struct rdmig_images_source *s, uint64_t handed)
 {
@@ -292,7 +267,7 @@ static int spans_handed(struct rdmig_images_source *s, uint64_t handed)
 	return 0;
 }
 
-/* A chunk that is not all zero, a span at a time.  With dynamic
+/* A chunk, a span at a time, each handed over whole.  With dynamic
  * registration the records go at the chunk's end, and every RECORD_SHIFT
  * bytes inside a bigger chunk; not after every span: a record is a control
  * message, and one sent while the next chunk's registration is out
@@ -308,7 +283,7 @@ static int send_spans(struct rdmig_images_source *s, uint32_t b, uint64_t off, u
 
 		if (end > off + n)
 			end = off + n;
-		if ((ret = write_cut(s, b, at, end - at)))
+		if ((ret = rdmig_source_write(s->src, b, at, end - at)))
 			return engine_failed(s, ret);
 		if ((s->pin_all || !(end & ((1ull << RECORD_SHIFT) - 1))) &&
 		    (ret = spans_handed(s, s->desc[b].first_span + (end >> shift))))
@@ -326,12 +301,8 @@ static int send_chunk(struct rdmig_images_source *s, struct rdmig_images_event *
 	uint64_t n = len - off < s->chunk ? len - off : s->chunk;
 	int ret;
 
-	if (n && rdmig_is_zero((const uint8_t *)s->blocks[b].host + off, (size_t)n)) {
-		if ((ret = rdmig_source_write(s->src, b, off, n)))
-			return engine_failed(s, ret);
-	} else if (n && (ret = send_spans(s, b, off, n))) {
+	if (n && (ret = send_spans(s, b, off, n)))
 		return ret;
-	}
 	s->off += n;
 	if (s->off < len)
 		return spans_handed(s, s->desc[b].first_span + (s->off >> s->o.span_shift));
@@ -505,10 +476,15 @@ void rdmig_images_source_stats(const struct rdmig_images_source *s,
 			       struct rdmig_images_stats *out)
 {
 	struct rdmig_images_stats st;
+	struct rdmig_engine_stats est = {.size = sizeof(est)};
 
 	if (!s || !out || out->size < sizeof(size_t))
 		return;
 	st = s->st;
+	/* what was handed over and not written: the zero pages skipped */
+	rdmig_images_source_engine_stats(s, &est);
+	st.bytes_skipped_zero = bytes_handed(s) > est.bytes_written ?
+				bytes_handed(s) - est.bytes_written : 0;
 	if (s->vf.pool)
 		st.hash_seconds = s->vf.hash_seconds;
 	copy_sized(out, &st, sizeof(st));

@@ -3,18 +3,17 @@
  * cli_send.c - `rdmig send`: migrate files, each as one RAM block, to an
  * `rdmig recv`, the way QEMU's source migrates guest RAM.
  *
- *   connect -> stream header (names, lengths) -> RAM_BLOCKS setup ->
- *   for every chunk (32 MiB, or --chunk-size):
- *                          all zero  -> one write of the chunk (the library
- *                                       sends COMPRESS instead of data)
- *                          otherwise -> a write per run of non-zero 4 KiB
- *                                       pages (zero pages are skipped: the
- *                                       destination's memory starts zeroed)
- *   and, as soon as a 4 MiB span has been handed over and hashed (a pool of
- *   threads hashes every span from the start), a digest record for the
- *   destination to check it as it lands (rdmig/imgstream.h)
+ *   connect -> the library's image-set source (rdmig/images.h): stream
+ *   header (names, lengths) -> RAM_BLOCKS setup -> every chunk (32 MiB, or
+ *   --chunk-size) a 4 MiB span at a time, zero pages skipped (the
+ *   destination's memory starts zeroed), and as soon as a span has been
+ *   handed over and hashed (a pool of threads hashes every span from the
+ *   start), a digest record for the destination to check it as it lands
  *   -> end of iteration (REGISTER_FINISHED) -> the last records -> stream
  *   trailer (every block's digest) -> disconnect.
+ *
+ * Here: the options, the files (send_files.c), the locked-memory checks,
+ * the progress line and the summary.
  *
  * What send shares with the other migration commands is elsewhere: the
  * options in cli_mig_options.c, the progress and summary lines in

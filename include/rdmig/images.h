@@ -10,10 +10,11 @@
  * hash pool).  Link with `pkg-config --libs rdmig rdmig-stream`.
  *
  * Source (rdmig_images_source_*): give it the blocks (memory and a name).
- * It announces them (the stream header), cuts each chunk into runs of
- * non-zero pages (an all-zero chunk goes as one write, which the engine
- * sends as COMPRESS), hashes every span on a pool of threads ahead of the
- * writes, sends a span's digest record once the span's writes are posted,
+ * It announces them (the stream header), hands every span to the engine
+ * whole, which sends none of its zero pages (rdmig_source_set_skip_zero:
+ * the destination's blocks are fresh memory, zero already), hashes every
+ * span on a pool of threads ahead of the writes, sends a span's digest
+ * record once the span's writes are posted,
  * keeps the destination from timing out while it waits (keep-alives), and
  * ends with the trailer.
  *
@@ -88,7 +89,7 @@ typedef int (*rdmig_images_progress_fn)(void *ctx, const struct rdmig_images_eve
 struct rdmig_images_stats {
 	size_t size;                /* the caller's sizeof, set before the call */
 	uint64_t bytes_total;       /* of all blocks */
-	uint64_t bytes_skipped_zero; /* source: zero pages between runs, never sent */
+	uint64_t bytes_skipped_zero; /* source: zero pages, never sent (handed - written) */
 	uint32_t blocks;
 	uint32_t blocks_mismatched; /* dest: blocks whose digests differ */
 	uint32_t digest;            /* enum rdmig_digest_alg used */

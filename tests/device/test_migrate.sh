@@ -266,7 +266,9 @@ case_shapes() {
 		check "no REGISTER round trips with pin-all" [ "$(json_num "$json" register_requests)" = 0 ]
 	else
 		check "dynamic registration" grep -q '"pin_all": false' "$json"
-		check "zero chunks went as COMPRESS" [ "$(json_num "$json" bytes_compressed)" -gt 0 ]
+		# the engine skips zero pages for send (rdmig_source_set_skip_zero)
+		check "zero chunks were skipped, not sent as COMPRESS" \
+			[ "$(json_num "$json" bytes_compressed)" = 0 ]
 		check "REGISTER round trips happened" [ "$(json_num "$json" register_requests)" -gt 0 ]
 	fi
 	check "zero pages were skipped" [ "$(json_num "$json" bytes_skipped_zero)" -gt 0 ]
