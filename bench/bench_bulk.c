@@ -91,47 +91,55 @@ static void close_json(const struct bench_args *a, FILE *f)
 		fclose(f);
 }
 
-static void json_conn(FILE *f, const struct rdmig_conn *c)
+/* The connection's members of both sides' objects. */
+static void json_conn(struct json_object *o, const struct rdmig_conn *c)
 {
 	struct rdmig_inline_info inl;
 	struct rdmig_caps caps;
 
 	rdmig_conn_inline(c, &inl);
 	rdmig_conn_caps(c, &caps);
-	fprintf(f, "\"device\": \"%s\", \"pin_all\": %s, \"inline_granted\": %u",
-		rdmig_conn_device(c), caps.flags & RDMIG_CAP_PIN_ALL ? "true" : "false",
-		inl.granted);
+	bj_add_str(o, "device", rdmig_conn_device(c));
+	json_object_object_add(o, "pin_all",
+			       json_object_new_boolean(caps.flags & RDMIG_CAP_PIN_ALL));
+	bj_add_int(o, "inline_granted", inl.granted);
 }
 
 /* ------------------------------------------------------------ sender -- */
 
 static const char *const hash_name[] = {"none", "inline", "thread"};
 
-static void print_send_json(FILE *f, const struct bench_args *a, const struct rdmig_conn *c,
-			    const struct rdmig_engine_stats *st, uint64_t total,
-			    const struct send_times *t, const uint8_t digest[RDMIG_DIGEST_MAX])
+static int print_send_json(FILE *f, const struct bench_args *a, const struct rdmig_conn *c,
+			   const struct rdmig_engine_stats *st, uint64_t total,
+			   const struct send_times *t, const uint8_t digest[RDMIG_DIGEST_MAX])
 {
+	struct json_object *o = json_object_new_object();
 	char hex[RDMIG_DIGEST_HEX_MAX];
 
 	rdmig_digest_hex(digest, rdmig_digest_size(RDMIG_DIGEST_DEFAULT), hex);
-	fprintf(f, "{\"command\": \"bulk-send\", \"file\": \"%s\", \"bytes_total\": %llu, "
-		   "\"seconds\": %.6f, \"setup_seconds\": %.6f, \"throughput_MBps\": %.2f, "
-		   "\"hash\": \"%s\", \"hash_seconds\": %.6f, \"digest\": \"%s\", "
-		   "\"bytes_written\": %llu, \"bytes_compressed\": %llu, \"writes_posted\": %llu, "
-		   "\"writes_signaled\": %llu, \"register_requests\": %llu, "
-		   "\"register_ahead\": %llu, \"register_rtt_p50_us\": %.1f, \"register_rtt_p99_us\": %.1f, "
-		   "\"chunks_registered\": %llu, \"register_wait_seconds\": %.6f, "
-		   "\"register_seconds\": %.6f, \"register_threads\": %llu, ",
-		a->file, (unsigned long long)total, t->total_us / 1e6, t->setup_us / 1e6,
-		(double)total / t->total_us, hash_name[a->hash], t->hash_seconds,
-		a->hash ? hex : "", (unsigned long long)st->bytes_written,
-		(unsigned long long)st->bytes_compressed, (unsigned long long)st->writes_posted,
-		(unsigned long long)st->writes_signaled, (unsigned long long)st->register_requests,
-		(unsigned long long)st->register_ahead, st->register_rtt_p50_us, st->register_rtt_p99_us,
-		(unsigned long long)st->chunks_registered, st->register_wait_seconds,
-		st->register_seconds, (unsigned long long)st->register_threads);
-	json_conn(f, c);
-	fprintf(f, "}\n");
+	bj_add_str(o, "command", "bulk-send");
+	bj_add_str(o, "file", a->file);
+	bj_add_int(o, "bytes_total", (int64_t)total);
+	bj_add_fixed(o, "seconds", t->total_us / 1e6, 6);
+	bj_add_fixed(o, "setup_seconds", t->setup_us / 1e6, 6);
+	bj_add_fixed(o, "throughput_MBps", (double)total / t->total_us, 2);
+	bj_add_str(o, "hash", hash_name[a->hash]);
+	bj_add_fixed(o, "hash_seconds", t->hash_seconds, 6);
+	bj_add_str(o, "digest", a->hash ? hex : "");
+	bj_add_int(o, "bytes_written", (int64_t)st->bytes_written);
+	bj_add_int(o, "bytes_compressed", (int64_t)st->bytes_compressed);
+	bj_add_int(o, "writes_posted", (int64_t)st->writes_posted);
+	bj_add_int(o, "writes_signaled", (int64_t)st->writes_signaled);
+	bj_add_int(o, "register_requests", (int64_t)st->register_requests);
+	bj_add_int(o, "register_ahead", (int64_t)st->register_ahead);
+	bj_add_fixed(o, "register_rtt_p50_us", st->register_rtt_p50_us, 1);
+	bj_add_fixed(o, "register_rtt_p99_us", st->register_rtt_p99_us, 1);
+	bj_add_int(o, "chunks_registered", (int64_t)st->chunks_registered);
+	bj_add_fixed(o, "register_wait_seconds", st->register_wait_seconds, 6);
+	bj_add_fixed(o, "register_seconds", st->register_seconds, 6);
+	bj_add_int(o, "register_threads", (int64_t)st->register_threads);
+	json_conn(o, c);
+	return bj_write(f, o);
 }
 
 /* The image-set source (rdmig/images.h) as rdmig send sets it up, with
@@ -190,9 +198,9 @@ int bench_bulk_send(const struct bench_args *a)
 	rdmig_images_source_engine_stats(s, &st);
 	json = open_json(a);
 	if (json) {
-		print_send_json(json, a, c, &st, file.len, &t, rdmig_images_source_blocks(s)[0].digest);
+		ret = print_send_json(json, a, c, &st, file.len, &t,
+				      rdmig_images_source_blocks(s)[0].digest) ? 1 : 0;
 		close_json(a, json);
-		ret = 0;
 	}
 out:
 	rdmig_images_source_destroy(s);
@@ -228,7 +236,7 @@ int bench_bulk_recv(const struct bench_args *a)
 	uint8_t *mem = MAP_FAILED;
 	double t0, t_end;
 	FILE *json;
-	int ret = 1, same;
+	int ret = 1, same, written;
 
 	if (map_file(a->file, &file))
 		return 1;
@@ -255,18 +263,23 @@ int bench_bulk_recv(const struct bench_args *a)
 	same = memcmp(mem, file.p, (size_t)file.len) == 0;
 	json = open_json(a);
 	if (json) {
-		fprintf(json, "{\"command\": \"bulk-recv\", \"file\": \"%s\", \"bytes_total\": %llu, "
-			      "\"seconds\": %.6f, \"verified\": %s, \"register_requests\": %llu, "
-			      "\"bytes_compressed\": %llu, \"chunks_registered\": %llu, "
-			      "\"register_seconds\": %.6f, ",
-			a->file, (unsigned long long)file.len, (t_end - t0) / 1e6,
-			same ? "true" : "false", (unsigned long long)st.register_requests,
-			(unsigned long long)st.bytes_compressed,
-			(unsigned long long)st.chunks_registered, st.register_seconds);
-		json_conn(json, c);
-		fprintf(json, "}\n");
+		struct json_object *out = json_object_new_object();
+
+		bj_add_str(out, "command", "bulk-recv");
+		bj_add_str(out, "file", a->file);
+		bj_add_int(out, "bytes_total", (int64_t)file.len);
+		bj_add_fixed(out, "seconds", (t_end - t0) / 1e6, 6);
+		json_object_object_add(out, "verified", json_object_new_boolean(same));
+		bj_add_int(out, "register_requests", (int64_t)st.register_requests);
+		bj_add_int(out, "bytes_compressed", (int64_t)st.bytes_compressed);
+		bj_add_int(out, "chunks_registered", (int64_t)st.chunks_registered);
+		bj_add_fixed(out, "register_seconds", st.register_seconds, 6);
+		json_conn(out, c);
+		written = bj_write(json, out) == 0;
 		close_json(a, json);
-		ret = same ? 0 : bench_die("bulk-recv", "the received block differs from the file");
+		if (written)
+			ret = same ? 0 : bench_die("bulk-recv", "the received block differs from "
+						   "the file");
 	}
 out:
 	rdmig_dest_destroy(d);

@@ -290,7 +290,8 @@ static void print_human(const struct send_state *s, const struct rdmig_engine_st
 	       caps.flags & RDMIG_CAP_PIN_ALL ? "pin-all" : "dynamic");
 	printf("send: written %s, compressed %s, skipped as zero %s, stream %s\n",
 	       mig_size(st->bytes_written, a, sizeof(a)), mig_size(st->bytes_compressed, b, sizeof(b)),
-	       mig_size(s->ist.bytes_skipped_zero, c, sizeof(c)), mig_size(st->stream_bytes, d, sizeof(d)));
+	       mig_size(s->ist.bytes_skipped_zero, c, sizeof(c)),
+	       mig_size(st->stream_bytes, d, sizeof(d)));
 	if (s->a.verify == RDMIG_DIGEST_OFF)
 		printf("send: no checksums (--verify off)\n");
 	else
