@@ -29,6 +29,7 @@ static void recv_usage(FILE *f)
 		   "                  [--json] [--timeout S] [--max-total SIZE] [--allow ADDR[/N]]\n"
 		   "                  [--force] [--verify on|off] [--chunk-size SIZE]\n"
 		   "                  [--progress auto|human|json|none] [-v]\n"
+		   "       rdmig recv --serve ...: source after source (rdmig recv --serve --help)\n"
 		   "ADDR: a name, an IPv4 address, [IPv6] or empty for any ([::]:4444, :4444).\n"
 		   "Writes DIR/<block>.img per block and the raw stream to DIR/stream.bin, after\n"
 		   "a verified migration only: a failed or interrupted one leaves neither.\n"
@@ -97,6 +98,11 @@ static void remove_outputs(void *ctx)
 	out_dir_remove_made(&s->a.dir);
 }
 
+void recv_remove_outputs(struct recv_state *s)
+{
+	remove_outputs(s);
+}
+
 /* --------------------------------------------------------- the sink -- */
 
 /* A refusal or failure of ours, reported as the tool's (code "failed"),
@@ -134,10 +140,9 @@ static int name_files(struct recv_state *s, const struct rdmig_imgs_block *block
  * the library (and the source learns them): a refusal reaches the source
  * as ERROR before any data moves. */
 static int check_memlock(struct recv_state *s, const struct rdmig_imgs_block *blocks, uint32_t n,
-			 uint64_t chunk, char *err, size_t errlen)
+			 uint64_t chunk, struct cli_memlock_need *need, char *err, size_t errlen)
 {
 	struct rdmig_block *b = calloc(n ? n : 1, sizeof(*b));
-	struct cli_memlock_need need;
 	struct rdmig_caps caps;
 
 	if (!b) {
@@ -148,10 +153,10 @@ static int check_memlock(struct recv_state *s, const struct rdmig_imgs_block *bl
 		b[i].length = blocks[i].length;
 	rdmig_conn_caps(s->conn, &caps);
 	/* a dynamic registration pins the source's chunk, not QEMU's 1 MiB */
-	cli_memlock_need_chunk(caps.flags & RDMIG_CAP_PIN_ALL, chunk, b, n, &need);
+	cli_memlock_need_chunk(caps.flags & RDMIG_CAP_PIN_ALL, chunk, b, n, need);
 	free(b);
-	return cli_memlock_check("recv", rdmig_conn_device(s->conn), &need, err, errlen) < 0 ? -1
-											    : 0;
+	return cli_memlock_check("recv", rdmig_conn_device(s->conn), need, err, errlen) < 0 ? -1
+											   : 0;
 }
 
 /* The header came: what this recv accepts (verification, chunk size,
@@ -160,7 +165,8 @@ static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_
 		       const struct rdmig_imgs_params *prm, char *err, size_t errlen)
 {
 	struct recv_state *s = ctx;
-	uint64_t given = s->a.m.opts.chunk_size, chunk = 1ull << prm->chunk_shift;
+	uint64_t given = s->a.m.opts.chunk_size, chunk = 1ull << prm->chunk_shift, total = 0;
+	struct cli_memlock_need pins;
 
 	/* the receiver decides whether the images may go unverified */
 	if (recv_verify_policy(s->verify_off, prm->digest == RDMIG_DIGEST_OFF, err, errlen))
@@ -171,11 +177,16 @@ static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_
 			 (unsigned long long)chunk);
 		return sink_failed(s);
 	}
-	if (name_files(s, blocks, n, err, errlen) || check_memlock(s, blocks, n, chunk, err, errlen))
+	if (name_files(s, blocks, n, err, errlen) ||
+	    check_memlock(s, blocks, n, chunk, &pins, err, errlen))
+		return sink_failed(s);
+	for (uint32_t i = 0; i < n; i++)
+		total += blocks[i].length;
+	/* recv --serve: within what the other sources leave */
+	if (s->serve && s->serve->admit(s->serve->ctx, total, &pins, err, errlen))
 		return sink_failed(s);
 	s->span_shift = prm->span_shift;
-	for (uint32_t i = 0; i < n; i++)
-		s->total += blocks[i].length;
+	s->total = total;
 	mig_progress_start(&s->prog, s->a.m.progress, "recv", s->total);
 	return 0;
 }
@@ -245,7 +256,8 @@ static int sink_commit(void *ctx, char *err, size_t errlen)
 {
 	struct recv_state *s = ctx;
 
-	cli_phase("write");
+	if (!s->serve) /* the run's phase is the main thread's */
+		cli_phase("write");
 	if (out_commit(&s->a.dir, &s->stream, err, errlen))
 		return sink_failed(s);
 	for (uint32_t i = 0; i < s->nblocks; i++)
@@ -263,10 +275,10 @@ static int on_progress(void *ctx, const struct rdmig_images_event *ev)
 
 	if (ev->type == RDMIG_IMAGES_EV_PROGRESS)
 		mig_progress(&s->prog, ev->bytes_done);
-	return cli_cancelled();
+	return s->serve ? atomic_load(&s->serve->stop) : cli_cancelled();
 }
 
-static int receive(struct recv_state *s)
+int recv_receive(struct recv_state *s)
 {
 	struct rdmig_images_sink sink = {
 		.ctx = s, .header = sink_header, .create = sink_create, .write = sink_write,
@@ -292,7 +304,7 @@ static int receive(struct recv_state *s)
 
 /* The message of a failure: ours (the sink's), the library's, the
  * connection's or the listener's; with the default --max-total explained. */
-static const char *failure_message(struct recv_state *s, int ret, char *buf, size_t len)
+const char *recv_failure_message(struct recv_state *s, int ret, char *buf, size_t len)
 {
 	char note[400];
 	const char *msg = s->dest ? rdmig_images_dest_errmsg(s->dest)
@@ -345,8 +357,8 @@ static int recv_failed(struct recv_state *s, int ret)
 	if (s->err[0])
 		return cli_fail("recv", s->err);
 	if (s->sink_failed)
-		return cli_fail("recv", failure_message(s, ret, msg, sizeof(msg)));
-	return cli_fail_lib("recv", ret, failure_message(s, ret, msg, sizeof(msg)));
+		return cli_fail("recv", recv_failure_message(s, ret, msg, sizeof(msg)));
+	return cli_fail_lib("recv", ret, recv_failure_message(s, ret, msg, sizeof(msg)));
 }
 
 int cmd_recv(int argc, char **argv)
@@ -356,6 +368,11 @@ int cmd_recv(int argc, char **argv)
 	for (int a = 1; a < argc; a++)
 		if (!strcmp(argv[a], "--qemu"))
 			return cmd_recv_qemu(argc, argv);
+	/* `rdmig recv --serve ...`: source after source, several at once
+	 * (tools/cli_recv_serve.c) */
+	for (int a = 1; a < argc && strcmp(argv[a], "--"); a++)
+		if (!strcmp(argv[a], "--serve"))
+			return cmd_recv_serve(argc, argv);
 
 	struct recv_state s;
 	int ret;
@@ -379,7 +396,7 @@ int cmd_recv(int argc, char **argv)
 	cli_phase("accept");
 	if (!(ret = recv_accept(&s.a, &s.l, &s.conn))) {
 		cli_phase("migrate");
-		ret = receive(&s);
+		ret = recv_receive(&s);
 	}
 	mig_progress_end(&s.prog);
 	if (ret)

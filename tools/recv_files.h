@@ -6,6 +6,7 @@
 #ifndef RDMIG_RECV_FILES_H
 #define RDMIG_RECV_FILES_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include "cli.h"
 #include <rdmig/images.h>
@@ -14,6 +15,18 @@
 struct recv_block {
 	char file[RDMIG_IMGS_FILE_NAME];
 	struct out_file img; /* DIR/file while it is written (outdir.h) */
+};
+
+/* What `recv --serve` (cli_recv_serve.c) changes in one source's run:
+ * the run stops on its own flag, not on the process's signals, and a
+ * header is admitted only within what the other sources leave. */
+struct recv_serve_hooks {
+	atomic_bool stop; /* set by the serving thread: abort this source */
+	void *ctx;
+	/* the header came and this recv accepts it: bytes of all blocks, and
+	 * what they pin; non-zero refuses the source (message in err) */
+	int (*admit)(void *ctx, uint64_t total, const struct cli_memlock_need *pins, char *err,
+		     size_t errlen);
 };
 
 struct recv_state {
@@ -31,8 +44,20 @@ struct recv_state {
 	struct mig_progress prog;  /* the progress line: spans landed */
 	bool verify_off;           /* --verify off */
 	bool sink_failed;          /* the failure was our sink's (cli_recv.c) */
+	struct recv_serve_hooks *serve; /* NULL: plain recv */
 	char err[768];
 };
+
+/* cli_recv.c: the migration of one source into s->a.dir, through the
+ * library's image-set destination (s->conn accepted); 0 or its failure. */
+int recv_receive(struct recv_state *s);
+/* The one-line message of a failure of recv_receive (ret). */
+const char *recv_failure_message(struct recv_state *s, int ret, char *buf, size_t len);
+/* Remove every output of s (as the sink's abort does). */
+void recv_remove_outputs(struct recv_state *s);
+
+/* cli_recv_serve.c: `rdmig recv --serve` (the arguments are recv's). */
+int cmd_recv_serve(int argc, char **argv);
 
 /* cli_recv_report.c */
 void print_json(const struct recv_state *s);

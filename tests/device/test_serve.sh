@@ -1,0 +1,259 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# test_serve.sh - `rdmig recv --serve` (issue 32) on a real device inside
+# the test guest (scripts/rdma-vm): one receiver, many `rdmig send`
+# processes.
+#
+# Usage: tests/device/test_serve.sh BUILD_DIR DEVICE
+#   1. one source alone, then 8 at once into --max-sources 8: every image
+#      byte-identical and verified, each in a directory of its own; prints
+#      the total throughput of both runs and the receiver's peak resident
+#      and pinned memory against --serve-max-total ("# serve: ..." lines).
+#   2. a source killed mid-way among good ones: its directory goes, the
+#      others are verified; recv exits 1 (a source failed) after SIGTERM.
+#   3. a source whose blocks exceed what the running sources leave of
+#      --serve-max-total is refused (send exits non-zero, naming the
+#      limit) while the running ones finish; a source beyond
+#      --max-sources is rejected when it connects.
+#   4. SIGTERM drains: no new source is accepted, the running ones
+#      finish, recv exits 0 with a summary.
+#   DEVICE: rxe | siw
+# Prints "ok - ..." / "FAIL - ..." and "N passed, N failed".
+
+# shellcheck disable=SC2016,SC2034,SC2153,SC2154 # check "..." eval '...'; BUILD, END_RC: migtest.sh
+set -uo pipefail
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 BUILD_DIR DEVICE" >&2
+	exit 2
+fi
+BUILD=$(cd "$1" 2>/dev/null && pwd) || { echo "FAIL - no build directory '$1'"; exit 1; }
+DEVICE=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/device/migtest.sh
+. "$HERE/migtest.sh"
+migtest_init
+
+PORT=23000
+[ "$DEVICE" = siw ] && PORT=23500
+MiB=1048576
+SIZE=$((16 * MiB)) # per source
+
+# image N [SIZE]: $WORK/src/N/image.bin of random bytes (one per source:
+# a mix-up between sources would show)
+image() {
+	mkdir -p "$WORK/src/$1"
+	head -c "${2:-$SIZE}" /dev/urandom >"$WORK/src/$1/image.bin"
+}
+
+# serve TAG PORT OUT ARGS...: recv --serve --json in the background,
+# waiting until it listens
+serve() {
+	local tag=$1 port=$2 out=$3 i
+	shift 3
+	bg "$tag" -- recv --serve --listen "$IP:$port" --out "$out" --json --timeout 20 "$@"
+	for ((i = 0; i < 3000; i++)); do
+		has_line "$WORK/$tag.err" 'recv: listening on' && return 0
+		ended "$tag" && break
+		nap 0.01
+	done
+	echo "# recv --serve did not start listening:" >&2
+	cat "$WORK/$tag.err" >&2
+	return 1
+}
+
+# send TAG PORT N: rdmig send of source N's image, in the background
+send() { bg "$1" -- send --to "$IP:$2" --timeout 20 --json "$WORK/src/$3/image.bin"; }
+
+# admitted OUT COUNT: wait (60 s at most) until COUNT source directories
+# in OUT hold an image being written (their headers were admitted)
+admitted() {
+	local i n
+	for ((i = 0; i < 6000; i++)); do
+		n=$(find "$1" -mindepth 2 -maxdepth 2 -name '.rdmig-*' 2>/dev/null | wc -l)
+		[ "$n" -ge "$2" ] && return 0
+		nap 0.01
+	done
+	return 1
+}
+
+# stop_serve TAG: SIGTERM, then wait for the drain (120 s)
+stop_serve() {
+	local pid=PID_$1
+	kill -TERM "${!pid}"
+	wait_end "$1" 120
+}
+
+# same OUT N: the one directory of OUT whose source was N holds image N,
+# byte-identical (the JSON line of that source names the directory)
+same() {
+	local dir
+	dir=$(python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("event") == "source" and o["ok"] and o["verified"]:
+        print(o["out"])' "$WORK/$3.out" | while read -r d; do
+		cmp -s "$d/image.bin.img" "$WORK/src/$2/image.bin" && echo "$d"
+	done)
+	[ -n "$dir" ]
+}
+
+# json_count FILE EVENT OK: the JSON lines of FILE with this event and ok
+json_count() {
+	python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    n += o.get("event") == sys.argv[2] and str(o["ok"]).lower() == sys.argv[3]
+print(n)' "$@"
+}
+
+# summary FILE KEY: a member of the summary line
+summary() {
+	python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("event") == "summary":
+        print(o[sys.argv[2]])' "$@"
+}
+
+# ------------------------------------------------ 1. one, then eight --
+
+for n in 0 1 2 3 4 5 6 7; do image "$n"; done
+OUT=$WORK/out1
+serve v1 "$PORT" "$OUT" --max-sources 8 || { fail "recv --serve starts"; finish; }
+now_ms_to t0
+send a0 "$PORT" 0
+wait_end a0 120
+check "one source alone: send exits 0 ($END_RC)" [ "$END_RC" = 0 ]
+ONE_MS=$((END_MS - t0))
+
+now_ms_to t0
+for n in 0 1 2 3 4 5 6 7; do send "b$n" "$PORT" "$n"; done
+last=0
+good=0
+for n in 0 1 2 3 4 5 6 7; do
+	if wait_end "b$n" 300 && [ "$END_RC" = 0 ]; then good=$((good + 1)); fi
+	[ "${END_MS:-0}" -gt "$last" ] && last=$END_MS
+done
+EIGHT_MS=$((last - t0))
+check "8 sources at once: every send exits 0 ($good of 8)" [ "$good" = 8 ]
+stop_serve v1
+check "recv --serve exits 0 after SIGTERM ($END_RC)" [ "$END_RC" = 0 ]
+check "9 JSON lines of verified sources, none failed" \
+	eval '[ "$(json_count "$WORK/v1.out" source true)" = 9 ] && [ "$(json_count "$WORK/v1.out" source false)" = 0 ]'
+bad=
+for n in 0 1 2 3 4 5 6 7; do same "$OUT" "$n" v1 || bad="$bad $n"; done
+check "every image byte-identical, in a directory of its own (bad:${bad:- none})" [ -z "$bad" ]
+check "9 source directories, named <seq>-<time>-<address>" \
+	eval '[ "$(find "$OUT" -mindepth 1 -maxdepth 1 -type d -name "00??-20*Z-*" | wc -l)" = 9 ]'
+check "the summary: 9 ok, at most 8 at once" \
+	eval '[ "$(summary "$WORK/v1.out" sources_ok)" = 9 ] && [ "$(summary "$WORK/v1.out" peak_sources)" -le 8 ]'
+rss=$(summary "$WORK/v1.out" peak_rss_bytes)
+pinned=$(summary "$WORK/v1.out" peak_pinned_bytes)
+reserved=$(summary "$WORK/v1.out" peak_reserved_total)
+limit=$(summary "$WORK/v1.out" serve_max_total)
+check "the reservations stayed within --serve-max-total ($reserved <= $limit)" \
+	[ "${reserved:-0}" -le "${limit:-0}" ]
+check "pinned at most what the running sources reserved ($pinned <= $reserved + 32 MiB)" \
+	[ "${pinned:-1}" -le $((${reserved:-0} + 32 * MiB)) ]
+echo "# serve $DEVICE: 1 source of $((SIZE / MiB)) MiB in $ONE_MS ms" \
+	"($((SIZE / 1000 / (ONE_MS > 0 ? ONE_MS : 1))) MB/s);" \
+	"8 at once in $EIGHT_MS ms ($((8 * SIZE / 1000 / (EIGHT_MS > 0 ? EIGHT_MS : 1))) MB/s total);" \
+	"peak resident $((rss / MiB)) MiB, peak pinned $((pinned / MiB)) MiB," \
+	"peak reserved $((reserved / MiB)) MiB of --serve-max-total $((limit / MiB)) MiB"
+
+# A source that must stay running while the test looks elsewhere is
+# stopped (SIGSTOP) once admitted and continued afterwards: the receiver
+# waits for it (within --timeout 20), and nothing depends on how fast the
+# emulated guest moves the bytes.
+
+# -------------------------------------- 2. a source killed mid-way --
+
+image mid $((32 * MiB))
+OUT=$WORK/out2
+serve v2 $((PORT + 1)) "$OUT" --max-sources 4 || { fail "recv --serve starts"; finish; }
+send k $((PORT + 1)) mid
+admitted "$OUT" 1
+kill -STOP "$PID_k"
+for n in 1 2 3; do send "g$n" $((PORT + 1)) "$n"; done
+nap 0.3
+kill -9 "$PID_k"
+good=0
+for n in 1 2 3; do wait_end "g$n" 300 && [ "$END_RC" = 0 ] && good=$((good + 1)); done
+check "the 3 good sources beside the killed one exit 0 ($good of 3)" [ "$good" = 3 ]
+wait_end k 10
+stop_serve v2
+check "recv exits 1: one source failed ($END_RC)" [ "$END_RC" = 1 ]
+check "3 verified sources and 1 failed in the JSON lines" \
+	eval '[ "$(json_count "$WORK/v2.out" source true)" = 3 ] && [ "$(json_count "$WORK/v2.out" source false)" = 1 ]'
+bad=
+for n in 1 2 3; do same "$OUT" "$n" v2 || bad="$bad $n"; done
+check "the good images byte-identical (bad:${bad:- none})" [ -z "$bad" ]
+check "the killed source's directory is gone: 3 remain, no temporary file" \
+	eval '[ "$(find "$OUT" -mindepth 1 -maxdepth 1 -type d | wc -l)" = 3 ] && [ -z "$(find "$OUT" -name ".rdmig-*")" ]'
+check "the failure named on stderr, once" \
+	eval '[ "$(grep -c "^rdmig: recv: source .*its outputs were removed" "$WORK/v2.err")" = 1 ]'
+
+# ----------------------- 3. over the total, and beyond --max-sources --
+
+OUT=$WORK/out3
+image small $((4 * MiB))
+serve v3 $((PORT + 2)) "$OUT" --max-sources 3 --serve-max-total 40M ||
+	{ fail "recv --serve starts"; finish; }
+send h1 $((PORT + 2)) 1
+admitted "$OUT" 1 && kill -STOP "$PID_h1"
+send h2 $((PORT + 2)) 2
+admitted "$OUT" 2 && kill -STOP "$PID_h2"
+send over $((PORT + 2)) 3 # 32 MiB reserved of 40: 16 more do not fit
+wait_end over 60
+for ((i = 0; i < 500; i++)); do has_line "$WORK/v3.err" 'rdmig: recv: source' && break; nap 0.01; done
+check "a source over what --serve-max-total leaves is refused ($END_RC)" [ "$END_RC" != 0 ]
+check "... and recv says which limit, for that source only" \
+	eval '[ "$(grep -c "^rdmig: recv: source .*--serve-max-total" "$WORK/v3.err")" = 1 ]'
+send h3 $((PORT + 2)) small # 4 MiB fit: 3 running
+admitted "$OUT" 3 && kill -STOP "$PID_h3"
+send busy $((PORT + 2)) 5
+wait_end busy 60
+check "a source beyond --max-sources is rejected when it connects ($END_RC)" [ "$END_RC" != 0 ]
+check "... and recv says why" grep -q "rejected a source from .*--max-sources 3" "$WORK/v3.err"
+kill -CONT "$PID_h1" "$PID_h2" "$PID_h3"
+good=0
+for t in h1 h2 h3; do wait_end "$t" 300 && [ "$END_RC" = 0 ] && good=$((good + 1)); done
+check "the running sources finish ($good of 3)" [ "$good" = 3 ]
+stop_serve v3
+check "recv exits 1: one source refused ($END_RC)" [ "$END_RC" = 1 ]
+check "the summary: 3 ok, 1 failed, 1 rejected" \
+	eval '[ "$(summary "$WORK/v3.out" sources_ok)/$(summary "$WORK/v3.out" sources_failed)/$(summary "$WORK/v3.out" sources_rejected)" = 3/1/1 ]'
+check "the images of the running sources byte-identical" \
+	eval 'same "$OUT" 1 v3 && same "$OUT" 2 v3 && same "$OUT" small v3'
+
+# ---------------------------------------------------- 4. SIGTERM drains --
+
+OUT=$WORK/out4
+serve v4 $((PORT + 3)) "$OUT" || { fail "recv --serve starts"; finish; }
+send d1 $((PORT + 3)) mid
+admitted "$OUT" 1 && kill -STOP "$PID_d1"
+send d2 $((PORT + 3)) 4
+for ((i = 0; i < 6000; i++)); do # d2 accepted: its directory is there
+	[ "$(find "$OUT" -mindepth 1 -maxdepth 1 -type d | wc -l)" -ge 2 ] && break
+	nap 0.01
+done
+kill -TERM "$PID_v4"
+for ((i = 0; i < 500; i++)); do has_line "$WORK/v4.err" 'recv: SIGTERM: no new source' && break; nap 0.01; done
+send late $((PORT + 3)) 5
+wait_end late 60
+check "after SIGTERM a new source is not accepted ($END_RC)" [ "$END_RC" != 0 ]
+kill -CONT "$PID_d1"
+good=0
+for t in d1 d2; do wait_end "$t" 300 && [ "$END_RC" = 0 ] && good=$((good + 1)); done
+check "the running sources finish after SIGTERM ($good of 2)" [ "$good" = 2 ]
+wait_end v4 120
+check "recv exits 0 once they are done ($END_RC)" [ "$END_RC" = 0 ]
+check "the summary: 2 ok" [ "$(summary "$WORK/v4.out" sources_ok)" = 2 ]
+check "the drained images byte-identical" eval 'same "$OUT" mid v4 && same "$OUT" 4 v4'
+
+finish

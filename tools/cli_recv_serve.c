@@ -1,0 +1,766 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * cli_recv_serve.c - `rdmig recv --serve`: keep listening, and receive
+ * source after source, several at once, each into a directory of its own
+ * under --out (DIR/<seq>-<UTC time>-<address>, named here, never by the
+ * source).
+ *
+ * The design: one thread per source, the accept loop in the main thread.
+ * The library's handles are independent (a connection, its image-set
+ * destination and that destination's hashing threads belong to the thread
+ * that drives them), so a source's thread runs the very migration plain
+ * `rdmig recv` runs (cli_recv.c: recv_receive, its sink, its checks), and
+ * one source's failure - garbage, a disconnect, a refusal - ends that
+ * thread only: its outputs are removed as plain recv removes them, and
+ * the others go on.  A blocking design per source keeps the sink, the
+ * hashing and the image writes exactly those of plain recv; an event loop
+ * over rdmig_images_dest_step would have to re-create them around one
+ * thread that also hashes.  The main thread sleeps in poll(2) on the
+ * listener's fd, the signals' self-pipe and a pipe the sources' threads
+ * write to when they end, and accepts with rdmig_try_accept.
+ *
+ * What the sources may take, together: --max-sources running at once (a
+ * request beyond them is rejected at once, before anything is allocated
+ * for it: the source's connect fails, and this recv says why); the bytes
+ * of all their blocks (--serve-max-total, which bounds the memory they
+ * hold while they run and what they write to --out; the free space of
+ * --out is checked again at each header); and the memory they may pin
+ * (--serve-max-pinned, by default RLIMIT_MEMLOCK, which the kernel counts
+ * for the whole process).  A source is admitted when its header comes,
+ * against what the running sources reserved; one that does not fit is
+ * refused (the library tells it, with the message) and the others go on.
+ *
+ * SIGTERM or SIGINT drains: the listener closes (no new source), the
+ * running ones finish, each bounded by --timeout; a second signal aborts
+ * them.  Exit status: 0 when every accepted source succeeded, 1 when one
+ * failed or was refused, 128 + the signal when a second signal cut the
+ * drain short.
+ *
+ * All printing happens here, under one mutex: a line per source (human or
+ * a JSON line, rdmig-json(7)) as it ends, and a summary at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+#include "cli_json.h"
+#include "recv_files.h"
+
+#define SERVE_DEFAULT_SOURCES 4
+#define SERVE_MAX_SOURCES 64
+
+/* One source, from its accept to its thread's end. */
+struct source {
+	struct serve *sv;
+	struct source *next;
+	pthread_t thread;
+	unsigned seq;
+	char peer[64];     /* its address, as the filter saw it */
+	char dir[300];     /* its directory's name in --out */
+	char path[4400];   /* --out/dir */
+	struct recv_state s;
+	struct recv_serve_hooks hooks;
+	uint64_t mem, pins; /* what it reserved at its header */
+	int ret;
+	char msg[1600];    /* the message of its failure */
+	bool done;         /* its thread ended: the main thread joins it */
+};
+
+struct serve {
+	struct recv_args a;
+	bool verify_off;
+	unsigned max_sources;
+	uint64_t max_total, max_pinned; /* across running sources (UINT64_MAX: none) */
+	bool max_total_given, max_pinned_given;
+	struct rdmig_listener *l; /* NULL once draining */
+	uint16_t port;
+	char last_peer[64]; /* of the last request the filter let through */
+	int wake[2];        /* a source's thread ended */
+	pthread_mutex_t lock; /* everything below, and all printing */
+	struct source *sources;
+	unsigned running, seq;
+	uint64_t mem_reserved, pins_reserved;
+	uint64_t peak_mem_reserved, peak_pins_reserved, peak_pinned, peak_rss;
+	unsigned ok, failed, rejected;
+	unsigned peak_running;
+};
+
+/* ------------------------------------------------------------ options -- */
+
+static void serve_usage(FILE *f)
+{
+	fprintf(f, "usage: rdmig recv --serve --listen ADDR:PORT --out DIR [--max-sources N]\n"
+		   "                  [--serve-max-total SIZE] [--serve-max-pinned SIZE]\n"
+		   "                  [--pin-all] [--inline auto|0|N] [--json] [--timeout S]\n"
+		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force]\n"
+		   "                  [--verify on|off] [--chunk-size SIZE] [-v]\n"
+		   "Keeps listening: each source goes into DIR/<seq>-<UTC time>-<address>/ (its\n"
+		   "images and stream.bin, as plain recv writes them); a failed one leaves nothing.\n"
+		   "  --serve         serve source after source, several at once\n"
+		   "  --max-sources N at most N sources at once (1..%d, default %d); a source\n"
+		   "                  beyond them is rejected when it connects\n"
+		   "  --serve-max-total SIZE  most bytes of blocks the running sources may hold\n"
+		   "                  together (in memory while they run, then in DIR); default:\n"
+		   "                  the smaller of MemAvailable and DIR's free space at start\n"
+		   "  --serve-max-pinned SIZE  most bytes the running sources may pin together\n"
+		   "                  (default: RLIMIT_MEMLOCK, none when unlimited)\n"
+		   "  --max-total N   most bytes one source may ask for (as plain recv)\n"
+		   "  --timeout S     give up on a source that stays silent this long (default %d)\n"
+		   "  --pin-all, --inline, --chunk-size, --allow A[/N], --force, --verify on|off:\n"
+		   "                  per source, as plain recv (rdmig recv --help)\n"
+		   "  --json          a JSON line per source as it ends, and a summary at the end\n"
+		   "  -v, --verbose   the library's notes on stderr; -vv adds its debug log\n"
+		   "  -h, --help      this help\n"
+		   "SIGINT or SIGTERM drains: no new source, the running ones finish; a second\n"
+		   "signal aborts them.  Exit status: 0 when every accepted source succeeded, 1\n"
+		   "when one failed or was refused, 128 + the signal after a second signal.\n",
+		SERVE_MAX_SOURCES, SERVE_DEFAULT_SOURCES, MIG_DEFAULT_TIMEOUT_S);
+}
+
+enum { OPT_SERVE = 0x100, OPT_MAX_SOURCES, OPT_SERVE_TOTAL, OPT_SERVE_PINNED };
+
+static int serve_option(struct serve *sv, int c, const char *arg)
+{
+	long n;
+
+	switch (c) {
+	case OPT_SERVE:
+		return 0;
+	case OPT_MAX_SOURCES:
+		if (cli_parse_long(arg, 1, SERVE_MAX_SOURCES, &n))
+			return cli_usage("--max-sources '%s': takes a number from 1 to %d", arg,
+					 SERVE_MAX_SOURCES);
+		sv->max_sources = (unsigned)n;
+		return 0;
+	case OPT_SERVE_TOTAL:
+	case OPT_SERVE_PINNED: {
+		uint64_t v;
+
+		if (cli_parse_size(arg, &v) || v == 0)
+			return cli_usage("--serve-max-%s '%s': takes bytes, optionally with K, M, G "
+					 "or T, not 0", c == OPT_SERVE_TOTAL ? "total" : "pinned",
+					 arg);
+		if (c == OPT_SERVE_TOTAL) {
+			sv->max_total = v;
+			sv->max_total_given = true;
+		} else {
+			sv->max_pinned = v;
+			sv->max_pinned_given = true;
+		}
+		return 0;
+	}
+	}
+	return -1;
+}
+
+static int parse_serve_args(int argc, char **argv, struct serve *sv)
+{
+	static const struct option longopts[] = {
+		RECV_OPTIONS,
+		{"verify", required_argument, NULL, 'V'},
+		{"serve", no_argument, NULL, OPT_SERVE},
+		{"max-sources", required_argument, NULL, OPT_MAX_SOURCES},
+		{"serve-max-total", required_argument, NULL, OPT_SERVE_TOTAL},
+		{"serve-max-pinned", required_argument, NULL, OPT_SERVE_PINNED},
+		{NULL, 0, NULL, 0}};
+	int c, r = 0;
+
+	recv_args_init(&sv->a);
+	if (cli_wants_help(argc, argv)) {
+		serve_usage(stdout);
+		return 1;
+	}
+	while ((c = getopt_long(argc, argv, ":" RECV_SHORT "V:", longopts, NULL)) != -1) {
+		if (c == 'V' && strcmp(optarg, "off") && strcmp(optarg, "on"))
+			return cli_usage("--verify '%s': takes on or off", optarg);
+		if (c == 'V')
+			sv->verify_off = !strcmp(optarg, "off");
+		else if (c >= OPT_SERVE)
+			r = serve_option(sv, c, optarg);
+		else
+			r = recv_args_option(&sv->a, c, optarg, argv, serve_usage);
+		if (c != 'V' && r)
+			return r;
+	}
+	return recv_args_finish(&sv->a, argc, argv);
+}
+
+/* The defaults of the totals, once --out is open. */
+static void serve_limits(struct serve *sv)
+{
+	struct rlimit rl;
+
+	if (!sv->max_total_given) {
+		uint64_t mem = cli_available_memory(), disk = out_dir_free(&sv->a.dir);
+
+		sv->max_total = mem < disk ? mem : disk;
+	}
+	if (!sv->max_pinned_given)
+		sv->max_pinned = !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY
+				 ? (uint64_t)rl.rlim_cur : UINT64_MAX;
+}
+
+/* ------------------------------------------------------------ printing -- */
+
+/* /proc/self/status: VmHWM (peak resident) and the memory pinned now
+ * (VmPin: the device's registrations; VmLck: mlock). */
+static void sample_memory(struct serve *sv)
+{
+	unsigned long long kib, pin = 0, lck = 0, hwm = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[128];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "VmPin: %llu kB", &kib) == 1)
+			pin = kib;
+		else if (sscanf(line, "VmLck: %llu kB", &kib) == 1)
+			lck = kib;
+		else if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+			hwm = kib;
+	}
+	if (f)
+		fclose(f);
+	pthread_mutex_lock(&sv->lock);
+	if ((pin + lck) << 10 > sv->peak_pinned)
+		sv->peak_pinned = (pin + lck) << 10;
+	if (hwm << 10 > sv->peak_rss)
+		sv->peak_rss = hwm << 10;
+	pthread_mutex_unlock(&sv->lock);
+}
+
+/* The code of a source's failure, as rdmig-json(7) names them. */
+static const char *failure_code(const struct source *src)
+{
+	if (src->s.ist.blocks_mismatched)
+		return "verify_mismatch";
+	if (src->s.err[0] || src->s.sink_failed || src->ret == -1)
+		return "failed";
+	return rdmig_err_name(src->ret);
+}
+
+static void failure_text(struct source *src, char *msg, size_t len)
+{
+	if (src->s.ist.blocks_mismatched)
+		snprintf(msg, len, "%u of %u blocks differ from what the source sent; no image "
+			 "was kept", src->s.ist.blocks_mismatched, src->s.ist.blocks);
+	else if (src->s.err[0])
+		snprintf(msg, len, "%s", src->s.err);
+	else
+		recv_failure_message(&src->s, src->ret, msg, len);
+}
+
+static double source_seconds(const struct source *src)
+{
+	return src->s.ist.header_seconds + src->s.ist.transfer_seconds;
+}
+
+static void print_source_json(struct source *src, const char *msg)
+{
+	struct json_object *o = cj_object();
+	double secs = source_seconds(src);
+
+	cj_i64(o, "schema", CJ_SCHEMA);
+	cj_str(o, "command", "recv");
+	cj_str(o, "mode", "serve");
+	cj_str(o, "event", "source");
+	cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
+	cj_i64(o, "seq", src->seq);
+	cj_str(o, "peer", src->peer);
+	cj_str(o, "out", src->path);
+	cj_bool(o, "ok", src->ret == 0);
+	cj_u64(o, "blocks", src->s.ist.blocks);
+	cj_u64(o, "bytes_total", src->s.ist.bytes_total);
+	cj_bool(o, "verified", src->s.ist.verified);
+	cj_str(o, "verify", rdmig_digest_name(src->s.ist.digest));
+	cj_fixed(o, "seconds", secs, 6);
+	cj_fixed(o, "throughput_MBps",
+		 secs > 0 && !src->ret ? (double)src->s.ist.bytes_total / secs / 1e6 : 0.0, 2);
+	cj_u64(o, "register_requests", src->s.st.register_requests);
+	if (src->ret) {
+		struct json_object *e = cj_object();
+
+		cj_str(e, "code", failure_code(src));
+		cj_str(e, "message", msg);
+		cj_add(o, "error", e);
+	}
+	mig_json_conn(o, src->s.conn);
+	cj_print(o);
+	fflush(stdout);
+}
+
+/* A source's thread ended: its line (under the lock). */
+static void report_source(struct source *src)
+{
+	const char *msg = src->msg;
+	char a[32];
+	double secs = source_seconds(src);
+
+	if (src->sv->a.m.json) {
+		print_source_json(src, msg);
+		if (!src->ret)
+			return;
+	} else if (!src->ret) {
+		printf("recv: source %u (%s): %u block%s, %s in %.2f s (%.1f MB/s), %s%s into %s/\n",
+		       src->seq, src->peer, src->s.ist.blocks, src->s.ist.blocks == 1 ? "" : "s",
+		       mig_size(src->s.ist.bytes_total, a, sizeof(a)), secs,
+		       secs > 0 ? (double)src->s.ist.bytes_total / secs / 1e6 : 0.0,
+		       src->s.ist.verified ? "verified" : "not verified",
+		       src->s.ist.verified ? "" : " (--verify off)", src->path);
+		fflush(stdout);
+		return;
+	}
+	fprintf(stderr, "rdmig: recv: source %u (%s): %s; its outputs were removed\n", src->seq,
+		src->peer, msg);
+}
+
+/* The end: one summary (the run's object under --json). */
+static int print_summary(struct serve *sv, int status)
+{
+	char a[32], b[32], c[32];
+
+	if (!sv->a.m.json) {
+		printf("recv: served %u source%s: %u ok, %u failed, %u rejected (busy); at most %u at "
+		       "once, %s reserved of --serve-max-total, peak resident %s, peak pinned %s\n",
+		       sv->ok + sv->failed, sv->ok + sv->failed == 1 ? "" : "s", sv->ok, sv->failed,
+		       sv->rejected, sv->peak_running, mig_size(sv->peak_mem_reserved, a, sizeof(a)),
+		       mig_size(sv->peak_rss, b, sizeof(b)), mig_size(sv->peak_pinned, c, sizeof(c)));
+		return status;
+	}
+	struct json_object *o = cj_summary();
+
+	cj_str(o, "event", "summary");
+	cj_str(o, "listen", sv->a.host);
+	cj_i64(o, "port", sv->port);
+	cj_str(o, "out", sv->a.out);
+	cj_u64(o, "sources_ok", sv->ok);
+	cj_u64(o, "sources_failed", sv->failed);
+	cj_u64(o, "sources_rejected", sv->rejected);
+	cj_u64(o, "max_sources", sv->max_sources);
+	cj_u64(o, "peak_sources", sv->peak_running);
+	if (sv->max_total == UINT64_MAX)
+		cj_null(o, "serve_max_total");
+	else
+		cj_u64(o, "serve_max_total", sv->max_total);
+	if (sv->max_pinned == UINT64_MAX)
+		cj_null(o, "serve_max_pinned");
+	else
+		cj_u64(o, "serve_max_pinned", sv->max_pinned);
+	cj_u64(o, "peak_reserved_total", sv->peak_mem_reserved);
+	cj_u64(o, "peak_reserved_pinned", sv->peak_pins_reserved);
+	cj_u64(o, "peak_rss_bytes", sv->peak_rss);
+	cj_u64(o, "peak_pinned_bytes", sv->peak_pinned);
+	cj_summary_print(o);
+	return status;
+}
+
+/* ------------------------------------------------------ the admission -- */
+
+static uint64_t left(uint64_t limit, uint64_t used)
+{
+	return limit == UINT64_MAX ? UINT64_MAX : limit > used ? limit - used : 0;
+}
+
+/* recv_serve_hooks.admit, on the source's thread: reserve what its header
+ * asks, or refuse it with what is left and which limit says so. */
+static int admit(void *ctx, uint64_t total, const struct cli_memlock_need *pins, char *err,
+		 size_t errlen)
+{
+	struct source *src = ctx;
+	struct serve *sv = src->sv;
+	uint64_t disk = out_dir_free(&sv->a.dir), mem_left, pins_left, disk_left;
+	char a[32], b[32];
+	int ret = -1;
+
+	pthread_mutex_lock(&sv->lock);
+	mem_left = left(sv->max_total, sv->mem_reserved);
+	pins_left = left(sv->max_pinned, sv->pins_reserved);
+	/* what the running sources may still write is reserved, so the
+	 * free space now counts what they wrote so far twice: a safe bound */
+	disk_left = left(disk, sv->mem_reserved);
+	if (total > mem_left)
+		snprintf(err, errlen, "the source's blocks (%s) exceed what the running sources "
+			 "leave of --serve-max-total (%s)", mig_size(total, a, sizeof(a)),
+			 mig_size(mem_left, b, sizeof(b)));
+	else if (total > disk_left)
+		snprintf(err, errlen, "the source's blocks (%s) exceed what the running sources "
+			 "leave of the free space in %s (%s)", mig_size(total, a, sizeof(a)),
+			 sv->a.out, mig_size(disk_left, b, sizeof(b)));
+	else if (pins->most > pins_left)
+		snprintf(err, errlen, "the memory the source may pin (%s) exceeds what the running "
+			 "sources leave of --serve-max-pinned (%s)",
+			 mig_size(pins->most, a, sizeof(a)), mig_size(pins_left, b, sizeof(b)));
+	else
+		ret = 0;
+	if (!ret) {
+		src->mem = total;
+		src->pins = pins->most;
+		sv->mem_reserved += total;
+		sv->pins_reserved += pins->most;
+		if (sv->mem_reserved > sv->peak_mem_reserved)
+			sv->peak_mem_reserved = sv->mem_reserved;
+		if (sv->pins_reserved > sv->peak_pins_reserved)
+			sv->peak_pins_reserved = sv->pins_reserved;
+	}
+	pthread_mutex_unlock(&sv->lock);
+	return ret;
+}
+
+/* --------------------------------------------------------- a source -- */
+
+/* Its directory: DIR/<seq>-<UTC time>-<address> (':' of IPv6 as '_'),
+ * made here with mkdirat (never one that exists), then opened as
+ * plain recv opens --out.  -1 with src->s.err. */
+static int make_source_dir(struct source *src)
+{
+	struct serve *sv = src->sv;
+	char when[32], peer[64];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(peer, sizeof(peer), "%s", src->peer);
+	for (char *p = peer; *p; p++)
+		if (*p == ':')
+			*p = '_';
+	for (int tries = 0;; tries++) {
+		snprintf(src->dir, sizeof(src->dir), "%04u-%s-%s", src->seq, when, peer);
+		if (!mkdirat(sv->a.dir.fd, src->dir, 0700))
+			break;
+		if (errno != EEXIST || tries > 1000) {
+			snprintf(src->s.err, sizeof(src->s.err), "cannot make %s/%s: %s", sv->a.out,
+				 src->dir, strerror(errno));
+			src->dir[0] = '\0';
+			return -1;
+		}
+		pthread_mutex_lock(&sv->lock); /* a name left by an earlier run */
+		src->seq = ++sv->seq;
+		pthread_mutex_unlock(&sv->lock);
+	}
+	snprintf(src->path, sizeof(src->path), "%s/%s", sv->a.out, src->dir);
+	src->s.a.out = src->path;
+	return out_dir_open(&src->s.a.dir, src->path, false, src->s.err, sizeof(src->s.err));
+}
+
+static void *source_thread(void *arg)
+{
+	struct source *src = arg;
+	struct serve *sv = src->sv;
+	char one = 1;
+
+	src->ret = make_source_dir(src) ? -1 : recv_receive(&src->s);
+	if (src->ret) {
+		failure_text(src, src->msg, sizeof(src->msg)); /* while the handles say why */
+		if (!src->s.dest)
+			recv_remove_outputs(&src->s); /* the library's abort did it otherwise */
+	}
+	/* what the library holds goes before the reservation is given back */
+	rdmig_images_dest_destroy(src->s.dest);
+	src->s.dest = NULL;
+	/* a failed source's directory goes too (not when someone else wrote
+	 * into it: rmdir leaves a directory that is not empty) */
+	if (src->ret && src->dir[0])
+		(void)unlinkat(sv->a.dir.fd, src->dir, AT_REMOVEDIR);
+	/* its migration is over: room for the next source (the connection
+	 * goes next, while that one may already connect) */
+	pthread_mutex_lock(&sv->lock);
+	report_source(src);
+	if (src->ret)
+		sv->failed++;
+	else
+		sv->ok++;
+	sv->mem_reserved -= src->mem;
+	sv->pins_reserved -= src->pins;
+	sv->running--;
+	pthread_mutex_unlock(&sv->lock);
+	rdmig_conn_destroy(src->s.conn);
+	src->s.conn = NULL;
+	pthread_mutex_lock(&sv->lock);
+	src->done = true;
+	pthread_mutex_unlock(&sv->lock);
+	if (write(sv->wake[1], &one, 1) < 0) {
+		/* the pipe is full: the main thread wakes anyway */
+	}
+	return NULL;
+}
+
+/* A source was accepted: its state, and its thread (with the signals
+ * blocked: they are the main thread's). */
+static void start_source(struct serve *sv, struct rdmig_conn *conn)
+{
+	struct source *src = calloc(1, sizeof(*src));
+	sigset_t old;
+	int err;
+
+	if (!src) {
+		rdmig_send_error(conn);
+		rdmig_conn_destroy(conn);
+		fprintf(stderr, "rdmig: recv: out of memory for a source; it was told\n");
+		return;
+	}
+	src->sv = sv;
+	snprintf(src->peer, sizeof(src->peer), "%s", sv->last_peer);
+	src->s.a = sv->a;
+	src->s.a.dir.fd = -1;
+	src->s.a.dir.made = 0;
+	src->s.a.m.progress = MIG_PROGRESS_NONE;
+	src->s.verify_off = sv->verify_off;
+	src->s.conn = conn;
+	src->s.serve = &src->hooks;
+	src->hooks.ctx = src;
+	src->hooks.admit = admit;
+	atomic_init(&src->hooks.stop, false);
+	pthread_mutex_lock(&sv->lock);
+	src->seq = ++sv->seq;
+	src->next = sv->sources;
+	sv->sources = src;
+	if (++sv->running > sv->peak_running)
+		sv->peak_running = sv->running;
+	pthread_mutex_unlock(&sv->lock);
+	cli_cancel_mask(SIG_BLOCK, &old);
+	err = pthread_create(&src->thread, NULL, source_thread, src);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		return;
+	snprintf(src->msg, sizeof(src->msg), "cannot start a thread: %s", strerror(err));
+	src->ret = -1;
+	rdmig_send_error(conn);
+	pthread_mutex_lock(&sv->lock);
+	report_source(src);
+	sv->running--;
+	sv->failed++;
+	sv->sources = src->next;
+	pthread_mutex_unlock(&sv->lock);
+	rdmig_conn_destroy(conn);
+	free(src);
+}
+
+/* Join and free the sources whose threads ended; all of them when wait. */
+static void reap_sources(struct serve *sv)
+{
+	struct source **pp = &sv->sources;
+
+	pthread_mutex_lock(&sv->lock);
+	while (*pp) {
+		struct source *src = *pp;
+
+		if (!src->done) {
+			pp = &src->next;
+			continue;
+		}
+		*pp = src->next;
+		pthread_mutex_unlock(&sv->lock);
+		pthread_join(src->thread, NULL);
+		free(src->s.rb);
+		out_dir_close(&src->s.a.dir);
+		free(src);
+		pthread_mutex_lock(&sv->lock);
+	}
+	pthread_mutex_unlock(&sv->lock);
+}
+
+static void stop_sources(struct serve *sv)
+{
+	pthread_mutex_lock(&sv->lock);
+	for (struct source *src = sv->sources; src; src = src->next)
+		atomic_store(&src->hooks.stop, true);
+	pthread_mutex_unlock(&sv->lock);
+}
+
+/* ------------------------------------------------------ the listener -- */
+
+/* The listener's filter: --allow, then room for one more source. */
+static bool serve_filter(void *ctx, const struct sockaddr *sa)
+{
+	struct serve *sv = ctx;
+	char who[64];
+	bool room;
+
+	if (sv->a.allow.n && !cli_allow_filter(&sv->a.allow, sa))
+		return false;
+	cli_format_sockaddr(sa, who, sizeof(who));
+	pthread_mutex_lock(&sv->lock);
+	room = sv->running < sv->max_sources;
+	if (room) {
+		snprintf(sv->last_peer, sizeof(sv->last_peer), "%s", who);
+	} else {
+		sv->rejected++;
+		if (sv->a.m.json) {
+			struct json_object *o = cj_object();
+			struct json_object *e = cj_object();
+
+			cj_i64(o, "schema", CJ_SCHEMA);
+			cj_str(o, "command", "recv");
+			cj_str(o, "mode", "serve");
+			cj_str(o, "event", "rejected");
+			cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
+			cj_str(o, "peer", who);
+			cj_bool(o, "ok", false);
+			cj_str(e, "code", "busy");
+			cj_str(e, "message", "--max-sources sources are running");
+			cj_add(o, "error", e);
+			cj_print(o);
+			fflush(stdout);
+		}
+		fprintf(stderr, "recv: rejected a source from %s: %u sources are running "
+			"(--max-sources %u)\n", who, sv->running, sv->max_sources);
+	}
+	pthread_mutex_unlock(&sv->lock);
+	return room;
+}
+
+static int serve_listen(struct serve *sv, const struct rdmig_opts *opts)
+{
+	int ret;
+
+	if ((ret = rdmig_listener_create(opts, &sv->l)) ||
+	    (ret = rdmig_listen(sv->l, sv->a.host, sv->a.port)))
+		return ret;
+	rdmig_listener_set_filter(sv->l, serve_filter, sv);
+	sv->port = rdmig_listener_port(sv->l);
+	fprintf(stderr, "recv: listening on %s%s%s:%u, serving up to %u sources at once\n",
+		strchr(sv->a.host, ':') ? "[" : "", sv->a.host, strchr(sv->a.host, ':') ? "]" : "",
+		rdmig_listener_port(sv->l), sv->max_sources);
+	return 0;
+}
+
+/* Take every request queued on the listener. */
+static void accept_sources(struct serve *sv)
+{
+	struct rdmig_conn *conn = NULL;
+	int ret;
+
+	while ((ret = rdmig_try_accept(sv->l, &conn)) == 0 && conn) {
+		start_source(sv, conn);
+		conn = NULL;
+	}
+	if (ret && ret != RDMIG_EAGAIN) /* one source's handshake: the others go on */
+		fprintf(stderr, "rdmig: recv: a source could not connect: %s\n",
+			rdmig_listener_errmsg(sv->l));
+}
+
+/* Any source whose thread has not been joined yet? */
+static bool sources_left(struct serve *sv)
+{
+	bool any;
+
+	pthread_mutex_lock(&sv->lock);
+	any = sv->sources != NULL;
+	pthread_mutex_unlock(&sv->lock);
+	return any;
+}
+
+static int drain_pipe(int fd)
+{
+	char buf[64];
+	ssize_t n;
+	int got = 0;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		got += (int)n;
+	return got;
+}
+
+/* The loop: accept while not draining; after the first signal close the
+ * listener and wait for the running sources; a second one stops them. */
+static int serve_loop(struct serve *sv, int signal_fd)
+{
+	int signals = 0;
+
+	for (;;) {
+		struct pollfd p[3] = {
+			{.fd = sv->wake[0], .events = POLLIN},
+			{.fd = signal_fd, .events = POLLIN},
+			{.fd = sv->l ? rdmig_listener_fd(sv->l) : -1, .events = POLLIN},
+		};
+
+		if (poll(p, 3, 100) < 0 && errno != EINTR)
+			return -1;
+		sample_memory(sv);
+		if (p[0].revents)
+			drain_pipe(sv->wake[0]);
+		reap_sources(sv);
+		if (cli_cancelled()) {
+			int got = signal_fd >= 0 ? drain_pipe(signal_fd) : 0;
+
+			signals += got ? got : !signals;
+			if (sv->l) {
+				/* stop accepting: new requests are refused by the kernel's CM */
+				pthread_mutex_lock(&sv->lock);
+				fprintf(stderr, "recv: %s: no new source; draining %u running\n",
+					cli_cancel_name(), sv->running);
+				pthread_mutex_unlock(&sv->lock);
+				rdmig_listener_destroy(sv->l);
+				sv->l = NULL;
+			}
+			if (signals > 1)
+				stop_sources(sv);
+		}
+		if (!sv->l && !sources_left(sv))
+			return signals > 1;
+		if (sv->l && p[2].revents)
+			accept_sources(sv);
+	}
+}
+
+int cmd_recv_serve(int argc, char **argv)
+{
+	struct serve sv;
+	struct rdmig_opts lopts;
+	char err[768] = "";
+	int ret, signal_fd;
+
+	cli_run_begin("recv", "serve", "recv --serve", argc, argv);
+	memset(&sv, 0, sizeof(sv));
+	sv.max_sources = SERVE_DEFAULT_SOURCES;
+	sv.wake[0] = sv.wake[1] = -1;
+	if ((ret = parse_serve_args(argc, argv, &sv)))
+		return ret == 1 ? 0 : ret;
+	if ((ret = cli_env_check()))
+		return ret;
+	cli_phase("setup");
+	/* the signals are the loop's (their pipe), not every wait's: a
+	 * signal drains the sources rather than cancel them */
+	lopts = sv.a.m.opts;
+	if (recv_prepare(&sv.a.m.opts, err, sizeof(err)) ||
+	    out_dir_open(&sv.a.dir, sv.a.out, sv.a.force, err, sizeof(err)) ||
+	    pipe2(sv.wake, O_NONBLOCK | O_CLOEXEC)) {
+		if (!err[0])
+			snprintf(err, sizeof(err), "cannot make a pipe: %s", strerror(errno));
+		ret = cli_fail("recv", err);
+		out_dir_remove_made(&sv.a.dir);
+		out_dir_close(&sv.a.dir);
+		return ret;
+	}
+	signal_fd = sv.a.m.opts.cancel_fd;
+	serve_limits(&sv);
+	pthread_mutex_init(&sv.lock, NULL);
+	cli_phase("accept");
+	if ((ret = serve_listen(&sv, &lopts))) {
+		ret = cli_fail_lib("recv", ret, recv_errmsg("", NULL, NULL, sv.l, ret));
+	} else {
+		ret = serve_loop(&sv, signal_fd);
+		ret = ret < 0 ? cli_fail("recv", "poll failed") : ret ? cli_cancel_status()
+								    : sv.failed ? 1 : 0;
+		if (ret == 1 && !cli_run.failed)
+			cli_fail_code("recv", "source_failed", "a source failed or was refused");
+		print_summary(&sv, ret);
+	}
+	rdmig_listener_destroy(sv.l);
+	close(sv.wake[0]);
+	close(sv.wake[1]);
+	out_dir_close(&sv.a.dir);
+	pthread_mutex_destroy(&sv.lock);
+	return ret;
+}
