@@ -290,6 +290,7 @@ static void print_source_json(struct source *src, const char *msg)
 	if (src->ret) {
 		struct json_object *e = cj_object();
 
+		cj_str(o, "phase", "migrate");
 		cj_str(e, "code", failure_code(src));
 		cj_str(e, "message", msg);
 		cj_add(o, "error", e);
@@ -607,6 +608,7 @@ static bool serve_filter(void *ctx, const struct sockaddr *sa)
 			cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
 			cj_str(o, "peer", who);
 			cj_bool(o, "ok", false);
+			cj_str(o, "phase", "accept");
 			cj_str(e, "code", "busy");
 			cj_str(e, "message", "--max-sources sources are running");
 			cj_add(o, "error", e);
@@ -758,6 +760,7 @@ int cmd_recv_serve(int argc, char **argv)
 		print_summary(&sv, ret);
 	}
 	rdmig_listener_destroy(sv.l);
+	out_dir_remove_made(&sv.a.dir); /* when no source's directory is in it */
 	close(sv.wake[0]);
 	close(sv.wake[1]);
 	out_dir_close(&sv.a.dir);

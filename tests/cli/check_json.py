@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""check_json.py [--progress] MAN FILE... - check rdmig's --json outputs
-against their schema, the man page rdmig-json(7) (MAN: man/rdmig-json.7.scd).
-With --progress, every line of each FILE that starts with "{" is a
---progress json object instead (the rest of stderr is ignored).
+"""check_json.py [--progress|--lines] MAN FILE... - check rdmig's --json
+outputs against their schema, the man page rdmig-json(7) (MAN:
+man/rdmig-json.7.scd).  With --progress, every line of each FILE that starts
+with "{" is a --progress json object instead (the rest of stderr is
+ignored); with --lines, each line of FILE is an object of its own (recv
+--serve's JSON lines, whose section adds their "event").
 
 Each FILE must hold exactly one JSON object on one line.  The page's "## "
 sections each describe an object: "common" the head and outcome of every
@@ -112,12 +114,21 @@ def check_object(schema, section, obj, where, strict, errors):
                 errors.append("%s: '%s' of '%s' is missing" % (where, key, section))
 
 
-def check_file(schema, path):
+def check_file(schema, path, lines_mode=False):
     with open(path) as f:
         text = f.read()
     lines = text.splitlines()
+    if lines_mode:
+        errors = [] if lines else ["%s: no line" % path]
+        for i, line in enumerate(lines):
+            errors += check_text(schema, "%s:%d" % (path, i + 1), line)
+        return errors
     if len(lines) != 1:
         return ["%s: %d lines on stdout, not one" % (path, len(lines))]
+    return check_text(schema, path, text)
+
+
+def check_text(schema, path, text):
     try:
         obj = json.loads(text)
     except ValueError as e:
@@ -127,6 +138,8 @@ def check_file(schema, path):
     errors = []
     command, mode = obj.get("command"), obj.get("mode")
     section = command + (" " + mode if mode else "") if isinstance(command, str) else None
+    if mode == "serve":  # recv --serve: an object per event; a usage error's is the summary
+        section += " " + str(obj.get("event", "summary"))
     if obj.get("schema") != 1:
         errors.append("%s: schema %r, not 1" % (path, obj.get("schema")))
     if section not in schema:
@@ -173,10 +186,11 @@ def check_progress(schema, path):
 
 def main(argv):
     progress = len(argv) > 1 and argv[1] == "--progress"
-    if progress:
+    lines_mode = len(argv) > 1 and argv[1] == "--lines"
+    if progress or lines_mode:
         argv = argv[:1] + argv[2:]
     if len(argv) < 3:
-        sys.stderr.write("usage: check_json.py [--progress] MAN FILE...\n")
+        sys.stderr.write("usage: check_json.py [--progress|--lines] MAN FILE...\n")
         return 2
     schema = load_schema(argv[1])
     if "common" not in schema:
@@ -184,7 +198,8 @@ def main(argv):
         return 2
     bad = 0
     for path in argv[2:]:
-        errors = check_progress(schema, path) if progress else check_file(schema, path)
+        errors = (check_progress(schema, path) if progress else
+                  check_file(schema, path, lines_mode))
         if errors:
             bad += 1
             for e in errors:

@@ -67,6 +67,25 @@ usage_error recv --listen :4444 --out /nonexistent-rdmig-dir --allow 10.0.0.0/+8
 usage_error recv --listen :4444 --out /nonexistent-rdmig-dir --verify maybe
 usage_error recv --listen :4444 --out /nonexistent-rdmig-dir operand
 usage_error recv --qemu --listen :4444 --out /nonexistent-rdmig-dir --max-total 0
+# recv --serve: its own options, strictly (issue 32); nothing is created
+SERVE_OUT=$(mktemp -u) # a name, not made
+for bad_args in "--max-sources 0" "--max-sources 65" "--max-sources 4x" "--max-sources ''" \
+	"--serve-max-total 0" "--serve-max-total 5x" "--serve-max-pinned 0" \
+	"--serve-max-pinned -1" "--progress json" "--max-total 5x" "--verify maybe" "operand"; do
+	eval "usage_error recv --serve --listen :4444 --out \"\$SERVE_OUT\" $bad_args"
+done
+usage_error recv --serve --out "$SERVE_OUT"
+usage_error recv --serve --listen :4444
+[ ! -e "$SERVE_OUT" ] && ok "recv --serve: a usage error creates no --out" ||
+	bad "recv --serve: a usage error created --out"
+run 0 recv --serve --help && { has "--max-sources" && has "--serve-max-total" &&
+	has "--serve-max-pinned" && ok "recv --serve --help: its own options" ||
+	bad "recv --serve --help misses an option"; }
+run 0 recv --help && { has "recv --serve" && ok "recv --help points to recv --serve" ||
+	bad "recv --help does not mention --serve"; }
+run 0 recv --listen :4444 --serve --help && { has "--max-sources" &&
+	ok "recv ... --serve --help: the serve help, wherever --serve stands" ||
+	bad "recv ... --serve --help is not the serve help"; }
 usage_error probe --bogus
 usage_error probe --inline 2000
 usage_error probe operand
@@ -191,6 +210,13 @@ if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 	"$RDMIG" recv --listen 127.0.0.1:9 --out "$d/new/out" --timeout 1 >/dev/null 2>&1
 	[ -z "$(ls -A "$d")" ] && ok "recv failing before a source: no --out left" ||
 		bad "recv failing before a source left $(ls -A "$d")"
+	rm -rf "$d"
+	d=$(mktemp -d)
+	"$RDMIG" recv --serve --listen 127.0.0.1:9 --out "$d/new/out" --json >"$OUT" 2>/dev/null
+	[ -z "$(ls -A "$d")" ] && [ "$(wc -l <"$OUT")" = 1 ] &&
+		grep -q '"mode": "serve", .*"ok": false, "phase": "accept"' "$OUT" &&
+		ok "recv --serve failing to listen: one JSON object, no --out left" ||
+		bad "recv --serve failing to listen: $(ls -A "$d"), $(cat "$OUT")"
 	rm -rf "$d"
 	# with -v, the error is printed once
 	"$RDMIG" send -v --to 127.0.0.1:9 --timeout 1 "$IMG" >"$OUT" 2>&1

@@ -52,6 +52,7 @@ json 2 options send --to 127.0.0.1:9 --timeout 5x "$WORK/img"
 json 2 options send --qemu-replay "$WORK" --to 127.0.0.1:9 extra
 json 2 options recv --listen :9
 json 2 options recv --qemu --listen :9 --out "$WORK/q" --max-total 0
+json 2 options recv --serve --listen :9 --out "$WORK/s" --max-sources 0
 json 2 options probe extra
 json 2 options ping --to 127.0.0.1:9 -n 5x
 json 2 options pong --listen :9 --timeout abc
@@ -63,6 +64,7 @@ if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
 	json 1 connect send --to 127.0.0.1:9 --timeout 1 "$WORK/img"
 	json 1 accept recv --listen 127.0.0.1:9 --out "$WORK/r" --timeout 1
 	json 1 accept recv --qemu --listen 127.0.0.1:9 --out "$WORK/q" --timeout 1
+	json 1 accept recv --serve --listen 127.0.0.1:9 --out "$WORK/s"
 	json 1 probe probe
 	json 1 connect ping --to 127.0.0.1:9 --timeout 1
 	json 1 accept pong --listen 127.0.0.1:9 --timeout 1
@@ -73,6 +75,29 @@ else
 	else
 		bad "rdmig probe --json: $(cat "$WORK/probe.json" "$WORK/check")"
 	fi
+fi
+
+# recv --serve's JSON lines (what a run on a device prints: tests/device/test_serve.sh
+# checks its real ones), each against its event's section; a line of an
+# unknown event or without a member is refused
+serve_head='"schema": 1, "command": "recv", "mode": "serve", "rdmig_version": "x"'
+{
+	echo "{ $serve_head, \"event\": \"rejected\", \"peer\": \"10.0.0.1\", \"ok\": false, \"phase\": \"accept\", \"error\": { \"code\": \"busy\", \"message\": \"m\" } }"
+	echo "{ $serve_head, \"event\": \"summary\", \"listen\": \"\", \"port\": 9, \"out\": \"o\", \"sources_ok\": 1, \"sources_failed\": 0, \"sources_rejected\": 1, \"max_sources\": 4, \"peak_sources\": 1, \"serve_max_total\": 5, \"serve_max_pinned\": null, \"peak_reserved_total\": 1, \"peak_reserved_pinned\": 1, \"peak_rss_bytes\": 1, \"peak_pinned_bytes\": 1, \"ok\": true }"
+} >"$WORK/serve.jsonl"
+if python3 "$CHECK" --lines "$MAN" "$WORK/serve.jsonl" >"$WORK/check" 2>&1; then
+	ok "check_json.py --lines takes recv --serve's rejected and summary lines"
+else
+	bad "check_json.py --lines refuses valid serve lines: $(cat "$WORK/check")"
+fi
+sed 's/"peak_sources": 1, //' "$WORK/serve.jsonl" >"$WORK/serve-bad.jsonl"
+echo "{ $serve_head, \"event\": \"other\", \"ok\": true }" >>"$WORK/serve-bad.jsonl"
+if python3 "$CHECK" --lines "$MAN" "$WORK/serve-bad.jsonl" >"$WORK/check" 2>&1 ||
+	[ "$(grep -c FAILED "$WORK/check")" -lt 1 ] ||
+	! grep -q "peak_sources" "$WORK/check" || ! grep -q "no section of the page for command 'recv', mode 'serve'" "$WORK/check"; then
+	bad "check_json.py --lines takes broken serve lines: $(cat "$WORK/check")"
+else
+	ok "check_json.py --lines refuses a summary without a member and an unknown event"
 fi
 
 # --help is not a run: the help, no object

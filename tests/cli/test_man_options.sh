@@ -52,6 +52,7 @@ check() {
 check send "rdmig send --to" send
 check recv "rdmig recv --listen" recv
 check "recv --qemu" "rdmig recv --qemu" recv --qemu
+check "recv --serve" "rdmig recv --serve" recv --serve
 check "send --qemu-replay" "rdmig send --qemu-replay" send --qemu-replay DIR
 check probe "rdmig probe" probe
 check ping "rdmig ping" ping

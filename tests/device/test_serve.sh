@@ -37,6 +37,8 @@ migtest_init
 PORT=23000
 [ "$DEVICE" = siw ] && PORT=23500
 MiB=1048576
+CHECK_JSON="$HERE/../cli/check_json.py"
+JSON_MAN="$HERE/../../man/rdmig-json.7.scd"
 SIZE=$((16 * MiB)) # per source
 
 # image N [SIZE]: $WORK/src/N/image.bin of random bytes (one per source:
@@ -152,6 +154,7 @@ check "9 source directories, named <seq>-<time>-<address>" \
 	eval '[ "$(find "$OUT" -mindepth 1 -maxdepth 1 -type d -name "00??-20*Z-*" | wc -l)" = 9 ]'
 check "the summary: 9 ok, at most 8 at once" \
 	eval '[ "$(summary "$WORK/v1.out" sources_ok)" = 9 ] && [ "$(summary "$WORK/v1.out" peak_sources)" -le 8 ]'
+check "its JSON lines match rdmig-json(7)" python3 "$CHECK_JSON" --lines "$JSON_MAN" "$WORK/v1.out"
 rss=$(summary "$WORK/v1.out" peak_rss_bytes)
 pinned=$(summary "$WORK/v1.out" peak_pinned_bytes)
 reserved=$(summary "$WORK/v1.out" peak_reserved_total)
@@ -228,6 +231,8 @@ stop_serve v3
 check "recv exits 1: one source refused ($END_RC)" [ "$END_RC" = 1 ]
 check "the summary: 3 ok, 1 failed, 1 rejected" \
 	eval '[ "$(summary "$WORK/v3.out" sources_ok)/$(summary "$WORK/v3.out" sources_failed)/$(summary "$WORK/v3.out" sources_rejected)" = 3/1/1 ]'
+check "its JSON lines (a refused source, a rejected one) match rdmig-json(7)" \
+	python3 "$CHECK_JSON" --lines "$JSON_MAN" "$WORK/v3.out"
 check "the images of the running sources byte-identical" \
 	eval 'same "$OUT" 1 v3 && same "$OUT" 2 v3 && same "$OUT" small v3'
 
