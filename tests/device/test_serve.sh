@@ -20,7 +20,7 @@
 #   DEVICE: rxe | siw
 # Prints "ok - ..." / "FAIL - ..." and "N passed, N failed".
 
-# shellcheck disable=SC2016,SC2034,SC2153,SC2154 # check "..." eval '...'; BUILD, END_RC: migtest.sh
+# shellcheck disable=SC2016,SC2034,SC2153,SC2154,SC2317 # check "..." eval '...'; BUILD, END_RC: migtest.sh
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
