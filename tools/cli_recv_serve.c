@@ -547,7 +547,7 @@ static void start_source(struct serve *sv, struct rdmig_conn *conn)
 	free(src);
 }
 
-/* Join and free the sources whose threads ended; all of them when wait. */
+/* Join and free the sources whose threads ended. */
 static void reap_sources(struct serve *sv)
 {
 	struct source **pp = &sv->sources;

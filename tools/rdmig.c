@@ -21,6 +21,7 @@ static const struct command commands[] = {
 
 /* Modes of the commands above, listed in the help only. */
 static const struct command modes[] = {
+	{"recv --serve", NULL, "keep receiving: many sources, several at once, each verified"},
 	{"recv --qemu", NULL, "be the destination of a real QEMU and record its migration"},
 	{"send --qemu-replay", NULL, "replay a 'recv --qemu' record into a real QEMU destination"},
 	{"version", NULL, "print the version (also --version, -V)"},
