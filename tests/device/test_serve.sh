@@ -79,6 +79,15 @@ admitted() {
 	return 1
 }
 
+# hold OUT COUNT TAG: once COUNT sources of OUT were admitted, stop
+# source TAG (SIGSTOP), which must not have ended yet
+hold() {
+	local pid=PID_$3
+	admitted "$1" "$2"
+	kill -STOP "${!pid}"
+	check "$3 admitted and held mid-way" eval '! ended '"$3"
+}
+
 # stop_serve TAG: SIGTERM, then wait for the drain (120 s)
 stop_serve() {
 	local pid=PID_$1
@@ -174,14 +183,20 @@ echo "# serve $DEVICE: 1 source of $((SIZE / MiB)) MiB in $ONE_MS ms" \
 # waits for it (within --timeout 20), and nothing depends on how fast the
 # emulated guest moves the bytes.
 
+rm -rf "$WORK/out1" # room in the guest
+
+# The sources stopped once admitted are large enough (48 MiB) not to end
+# in the moment between the test seeing their image files and the stop.
+image m1 $((48 * MiB))
+image m2 $((48 * MiB))
+image mid $((32 * MiB))
+
 # -------------------------------------- 2. a source killed mid-way --
 
-image mid $((32 * MiB))
 OUT=$WORK/out2
 serve v2 $((PORT + 1)) "$OUT" --max-sources 4 || { fail "recv --serve starts"; finish; }
-send k $((PORT + 1)) mid
-admitted "$OUT" 1
-kill -STOP "$PID_k"
+send k $((PORT + 1)) m1
+hold "$OUT" 1 k
 for n in 1 2 3; do send "g$n" $((PORT + 1)) "$n"; done
 nap 0.3
 kill -9 "$PID_k"
@@ -205,20 +220,20 @@ check "the failure named on stderr, once" \
 
 OUT=$WORK/out3
 image small $((4 * MiB))
-serve v3 $((PORT + 2)) "$OUT" --max-sources 3 --serve-max-total 40M ||
+serve v3 $((PORT + 2)) "$OUT" --max-sources 3 --serve-max-total 120M ||
 	{ fail "recv --serve starts"; finish; }
-send h1 $((PORT + 2)) 1
-admitted "$OUT" 1 && kill -STOP "$PID_h1"
-send h2 $((PORT + 2)) 2
-admitted "$OUT" 2 && kill -STOP "$PID_h2"
-send over $((PORT + 2)) 3 # 32 MiB reserved of 40: 16 more do not fit
+send h1 $((PORT + 2)) m1
+hold "$OUT" 1 h1
+send h2 $((PORT + 2)) m2
+hold "$OUT" 2 h2
+send over $((PORT + 2)) mid # 96 MiB reserved of 120: 32 more do not fit
 wait_end over 60
 for ((i = 0; i < 500; i++)); do has_line "$WORK/v3.err" 'rdmig: recv: source' && break; nap 0.01; done
 check "a source over what --serve-max-total leaves is refused ($END_RC)" [ "$END_RC" != 0 ]
 check "... and recv says which limit, for that source only" \
 	eval '[ "$(grep -c "^rdmig: recv: source .*--serve-max-total" "$WORK/v3.err")" = 1 ]'
 send h3 $((PORT + 2)) small # 4 MiB fit: 3 running
-admitted "$OUT" 3 && kill -STOP "$PID_h3"
+hold "$OUT" 3 h3
 send busy $((PORT + 2)) 5
 wait_end busy 60
 check "a source beyond --max-sources is rejected when it connects ($END_RC)" [ "$END_RC" != 0 ]
@@ -234,14 +249,14 @@ check "the summary: 3 ok, 1 failed, 1 rejected" \
 check "its JSON lines (a refused source, a rejected one) match rdmig-json(7)" \
 	python3 "$CHECK_JSON" --lines "$JSON_MAN" "$WORK/v3.out"
 check "the images of the running sources byte-identical" \
-	eval 'same "$OUT" 1 v3 && same "$OUT" 2 v3 && same "$OUT" small v3'
+	eval 'same "$OUT" m1 v3 && same "$OUT" m2 v3 && same "$OUT" small v3'
 
 # ---------------------------------------------------- 4. SIGTERM drains --
 
 OUT=$WORK/out4
 serve v4 $((PORT + 3)) "$OUT" || { fail "recv --serve starts"; finish; }
-send d1 $((PORT + 3)) mid
-admitted "$OUT" 1 && kill -STOP "$PID_d1"
+send d1 $((PORT + 3)) m1
+hold "$OUT" 1 d1
 send d2 $((PORT + 3)) 4
 for ((i = 0; i < 6000; i++)); do # d2 accepted: its directory is there
 	[ "$(find "$OUT" -mindepth 1 -maxdepth 1 -type d | wc -l)" -ge 2 ] && break
@@ -259,6 +274,6 @@ check "the running sources finish after SIGTERM ($good of 2)" [ "$good" = 2 ]
 wait_end v4 120
 check "recv exits 0 once they are done ($END_RC)" [ "$END_RC" = 0 ]
 check "the summary: 2 ok" [ "$(summary "$WORK/v4.out" sources_ok)" = 2 ]
-check "the drained images byte-identical" eval 'same "$OUT" mid v4 && same "$OUT" 4 v4'
+check "the drained images byte-identical" eval 'same "$OUT" m1 v4 && same "$OUT" 4 v4'
 
 finish
