@@ -189,7 +189,7 @@ rm -rf "$WORK/out1" # room in the guest
 # in the moment between the test seeing their image files and the stop.
 image m1 $((48 * MiB))
 image m2 $((48 * MiB))
-image mid $((32 * MiB))
+image m3 $((48 * MiB))
 
 # -------------------------------------- 2. a source killed mid-way --
 
@@ -219,20 +219,20 @@ check "the failure named on stderr, once" \
 # ----------------------- 3. over the total, and beyond --max-sources --
 
 OUT=$WORK/out3
-image small $((4 * MiB))
-serve v3 $((PORT + 2)) "$OUT" --max-sources 3 --serve-max-total 120M ||
+image big $((64 * MiB))
+serve v3 $((PORT + 2)) "$OUT" --max-sources 3 --serve-max-total 150M ||
 	{ fail "recv --serve starts"; finish; }
 send h1 $((PORT + 2)) m1
 hold "$OUT" 1 h1
 send h2 $((PORT + 2)) m2
 hold "$OUT" 2 h2
-send over $((PORT + 2)) mid # 96 MiB reserved of 120: 32 more do not fit
+send over $((PORT + 2)) big # 96 MiB reserved of 150: 64 more do not fit
 wait_end over 60
 for ((i = 0; i < 500; i++)); do has_line "$WORK/v3.err" 'rdmig: recv: source' && break; nap 0.01; done
 check "a source over what --serve-max-total leaves is refused ($END_RC)" [ "$END_RC" != 0 ]
 check "... and recv says which limit, for that source only" \
 	eval '[ "$(grep -c "^rdmig: recv: source .*--serve-max-total" "$WORK/v3.err")" = 1 ]'
-send h3 $((PORT + 2)) small # 4 MiB fit: 3 running
+send h3 $((PORT + 2)) m3 # 48 MiB fit: 3 running
 hold "$OUT" 3 h3
 send busy $((PORT + 2)) 5
 wait_end busy 60
@@ -249,7 +249,7 @@ check "the summary: 3 ok, 1 failed, 1 rejected" \
 check "its JSON lines (a refused source, a rejected one) match rdmig-json(7)" \
 	python3 "$CHECK_JSON" --lines "$JSON_MAN" "$WORK/v3.out"
 check "the images of the running sources byte-identical" \
-	eval 'same "$OUT" m1 v3 && same "$OUT" m2 v3 && same "$OUT" small v3'
+	eval 'same "$OUT" m1 v3 && same "$OUT" m2 v3 && same "$OUT" m3 v3'
 
 # ---------------------------------------------------- 4. SIGTERM drains --
 
