@@ -736,7 +736,7 @@ int cmd_recv_serve(int argc, char **argv)
 	 * signal drains the sources rather than cancel them */
 	lopts = sv.a.m.opts;
 	if (recv_prepare(&sv.a.m.opts, err, sizeof(err)) ||
-	    out_dir_open(&sv.a.dir, sv.a.out, sv.a.force, err, sizeof(err)) ||
+	    recv_open_out(&sv.a, NULL, err, sizeof(err)) || /* and each source's --max-total */
 	    pipe2(sv.wake, O_NONBLOCK | O_CLOEXEC)) {
 		if (!err[0])
 			snprintf(err, sizeof(err), "cannot make a pipe: %s", strerror(errno));

@@ -70,13 +70,27 @@ send() { bg "$1" -- send --to "$IP:$2" --timeout 20 --json "$WORK/src/$3/image.b
 # admitted OUT COUNT: wait (60 s at most) until COUNT source directories
 # in OUT hold an image being written (their headers were admitted)
 admitted() {
-	local i n
-	for ((i = 0; i < 6000; i++)); do
+	local n now deadline
+	now_ms_to deadline
+	deadline=$((deadline + 60000))
+	while :; do
 		n=$(find "$1" -mindepth 2 -maxdepth 2 -name '.rdmig-*' 2>/dev/null | wc -l)
 		[ "$n" -ge "$2" ] && return 0
+		now_ms_to now
+		[ "$now" -lt "$deadline" ] || return 1
 		nap 0.01
 	done
-	return 1
+}
+
+# why: what the processes said after a failed check (the first lines of
+# each stderr), once per section
+why() {
+	local f
+	[ "$failed" = "${WHY_SEEN:-0}" ] && return
+	WHY_SEEN=$failed
+	for f in "$WORK"/*.err; do
+		[ -s "$f" ] && sed -n "1,4s|^|# ${f##*/}: |p" "$f"
+	done
 }
 
 # hold OUT COUNT TAG: once COUNT sources of OUT were admitted, stop
@@ -183,6 +197,8 @@ echo "# serve $DEVICE: 1 source of $((SIZE / MiB)) MiB in $ONE_MS ms" \
 # waits for it (within --timeout 20), and nothing depends on how fast the
 # emulated guest moves the bytes.
 
+why
+rm -f "$WORK"/*.err
 rm -rf "$WORK/out1" # room in the guest
 
 # The sources stopped once admitted are large enough (48 MiB) not to end
@@ -216,6 +232,7 @@ check "the killed source's directory is gone: 3 remain, no temporary file" \
 check "the failure named on stderr, once" \
 	eval '[ "$(grep -c "^rdmig: recv: source .*its outputs were removed" "$WORK/v2.err")" = 1 ]'
 
+why
 # ----------------------- 3. over the total, and beyond --max-sources --
 
 OUT=$WORK/out3
@@ -251,6 +268,7 @@ check "its JSON lines (a refused source, a rejected one) match rdmig-json(7)" \
 check "the images of the running sources byte-identical" \
 	eval 'same "$OUT" m1 v3 && same "$OUT" m2 v3 && same "$OUT" m3 v3'
 
+why
 # ---------------------------------------------------- 4. SIGTERM drains --
 
 OUT=$WORK/out4
@@ -276,4 +294,5 @@ check "recv exits 0 once they are done ($END_RC)" [ "$END_RC" = 0 ]
 check "the summary: 2 ok" [ "$(summary "$WORK/v4.out" sources_ok)" = 2 ]
 check "the drained images byte-identical" eval 'same "$OUT" m1 v4 && same "$OUT" 4 v4'
 
+why
 finish
