@@ -68,13 +68,14 @@ serve() {
 send() { bg "$1" -- send --to "$IP:$2" --timeout 20 --json "$WORK/src/$3/image.bin"; }
 
 # admitted OUT COUNT: wait (60 s at most) until COUNT source directories
-# in OUT hold an image being written (their headers were admitted)
+# in OUT hold an image being written (their headers were admitted; the
+# temporary stream.bin beside it does not count)
 admitted() {
 	local n now deadline
 	now_ms_to deadline
 	deadline=$((deadline + 60000))
 	while :; do
-		n=$(find "$1" -mindepth 2 -maxdepth 2 -name '.rdmig-*' 2>/dev/null | wc -l)
+		n=$(find "$1" -mindepth 2 -maxdepth 2 -name '.rdmig-*.img' 2>/dev/null | wc -l)
 		[ "$n" -ge "$2" ] && return 0
 		now_ms_to now
 		[ "$now" -lt "$deadline" ] || return 1
