@@ -31,7 +31,8 @@
  * refused (the library tells it, with the message) and the others go on.
  *
  * SIGTERM or SIGINT drains: the listener closes (no new source), the
- * running ones finish, each bounded by --timeout; a second signal aborts
+ * running ones finish, each bounded by --timeout and --idle-timeout; a
+ * second signal aborts
  * them.  Exit status: 0 when every accepted source succeeded, 1 when one
  * failed or was refused, 128 + the signal when a second signal cut the
  * drain short.
@@ -117,6 +118,7 @@ static void serve_usage(FILE *f)
 		   "                  (default: RLIMIT_MEMLOCK, none when unlimited)\n"
 		   "  --max-total N   most bytes one source may ask for (as plain recv)\n"
 		   "  --timeout S     give up on a source that stays silent this long (default %d)\n"
+		   "  --idle-timeout S  end a source that moves no data this long (as plain recv)\n"
 		   "  --pin-all, --inline, --chunk-size, --allow A[/N], --force, --verify on|off:\n"
 		   "                  per source, as plain recv (rdmig recv --help)\n"
 		   "  --json          a JSON line per source as it ends, and a summary at the end\n"
