@@ -121,6 +121,8 @@ static void serve_usage(FILE *f)
 		   "  --idle-timeout S  end a source that moves no data this long (as plain recv)\n"
 		   "  --pin-all, --inline, --chunk-size, --allow A[/N], --force, --verify on|off:\n"
 		   "                  per source, as plain recv (rdmig recv --help)\n"
+		   "  --progress M    accepted (auto|human|json|none), shows nothing: each\n"
+		   "                  source gets its line when it ends\n"
 		   "  --json          a JSON line per source as it ends, and a summary at the end\n"
 		   "  -v, --verbose   the library's notes on stderr; -vv adds its debug log\n"
 		   "  -h, --help      this help\n"
@@ -175,6 +177,7 @@ static int parse_serve_args(int argc, char **argv, struct serve *sv)
 		{"max-sources", required_argument, NULL, OPT_MAX_SOURCES},
 		{"serve-max-total", required_argument, NULL, OPT_SERVE_TOTAL},
 		{"serve-max-pinned", required_argument, NULL, OPT_SERVE_PINNED},
+		MIG_PROGRESS_OPTION,
 		{NULL, 0, NULL, 0}};
 	int c, r = 0;
 

@@ -71,7 +71,7 @@ usage_error recv --qemu --listen :4444 --out /nonexistent-rdmig-dir --max-total 
 SERVE_OUT=$(mktemp -u) # a name, not made
 for bad_args in "--max-sources 0" "--max-sources 65" "--max-sources 4x" "--max-sources ''" \
 	"--serve-max-total 0" "--serve-max-total 5x" "--serve-max-pinned 0" \
-	"--serve-max-pinned -1" "--progress json" "--max-total 5x" "--verify maybe" "operand"; do
+	"--serve-max-pinned -1" "--progress yes" "--max-total 5x" "--verify maybe" "operand"; do
 	eval "usage_error recv --serve --listen :4444 --out \"\$SERVE_OUT\" $bad_args"
 done
 usage_error recv --serve --out "$SERVE_OUT"
