@@ -361,6 +361,43 @@ static int recv_failed(struct recv_state *s, int ret)
 	return cli_fail_lib("recv", ret, recv_failure_message(s, ret, msg, sizeof(msg)));
 }
 
+/*
+ * On iWARP our side of a connection is established once our accept went
+ * out: the handshake has no third message.  So a requester that went away
+ * right after its request (a scan, a source killed at once) is handed out
+ * as a connection that ends before its first message.  That is no source
+ * at all: accept again, a bounded number of times.
+ */
+#define RECV_VANISHED_MAX 16
+
+static bool vanished_before_a_word(const struct recv_state *s, int ret)
+{
+	return ret == RDMIG_EDISCONNECTED && !cli_cancelled() && !s->ist.blocks &&
+	       !s->st.stream_bytes && !s->st.register_requests && !s->st.iterations;
+}
+
+/* Forget the connection that ended, make --out again (its abort removed
+ * what this run had made), and wait for the next source. */
+static int accept_again(struct recv_state *s)
+{
+	static const char *const fixed[] = {"stream.bin", NULL};
+
+	if (s->a.m.verbose)
+		fprintf(stderr, "recv: a connection ended before its first message "
+				"(its requester went away); waiting for the next source\n");
+	rdmig_images_dest_destroy(s->dest);
+	s->dest = NULL;
+	rdmig_conn_destroy(s->conn);
+	s->conn = NULL;
+	memset(&s->ist, 0, sizeof(s->ist));
+	memset(&s->st, 0, sizeof(s->st));
+	out_dir_close(&s->a.dir);
+	if (recv_open_out(&s->a, fixed, s->err, sizeof(s->err)))
+		return -1;
+	cli_phase("accept");
+	return rdmig_accept(s->l, &s->conn);
+}
+
 int cmd_recv(int argc, char **argv)
 {
 	/* `rdmig recv --qemu ...`: the destination of a real QEMU source
@@ -397,6 +434,13 @@ int cmd_recv(int argc, char **argv)
 	if (!(ret = recv_accept(&s.a, &s.l, &s.conn))) {
 		cli_phase("migrate");
 		ret = recv_receive(&s);
+		for (unsigned again = 0; ret && vanished_before_a_word(&s, ret) &&
+					 again < RECV_VANISHED_MAX; again++) {
+			if ((ret = accept_again(&s)))
+				break;
+			cli_phase("migrate");
+			ret = recv_receive(&s);
+		}
 	}
 	mig_progress_end(&s.prog);
 	if (ret)

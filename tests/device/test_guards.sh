@@ -15,6 +15,10 @@
 #            refuses before it connects; a dynamic migration whose data
 #            outgrows the limit is warned about and fails naming ulimit -l;
 #            root's CAP_IPC_LOCK lifts the limit on rxe but not on siw.
+#   vanished requesters that send a valid connection request and go away
+#            (tests/device/vanish.c) do not end recv: the real source that
+#            comes after them migrates (on iWARP they are handed out
+#            established and end before a message: recv accepts again).
 #   DEVICE: rxe | siw
 # Prints "ok - ..." / "FAIL - ..." and "N passed, N failed".
 
@@ -34,7 +38,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 migtest_init
 
 case $CASE in
-allow) PORT=21800 ;; memlock) PORT=21900 ;;
+allow) PORT=21800 ;; memlock) PORT=21900 ;; vanished) PORT=21950 ;;
 *) echo "FAIL - unknown case '$CASE'"; exit 1 ;;
 esac
 [ "$DEVICE" = siw ] && PORT=$((PORT + 500))
@@ -131,6 +135,22 @@ case_allow() {
 	check "recv --qemu --allow 192.0.2.7 rejects a source at $IP: $(grep -s '^recv: rejected' "$WORK/q4.err")" \
 		eval 'has_line "$WORK/q4.err" "recv: rejected a connection from $IP:" &&
 		      error_lines s4 | grep -q "rejected the connection"'
+}
+
+# -------------------------------------------------------------- vanished --
+
+case_vanished() {
+	local n=6
+	start_recv r1 $((PORT + 1)) "$WORK/out1" --timeout 30 || { fail "recv did not start"; return; }
+	check "$n requesters came and vanished" timeout 120 "$BUILD/tests/vanish" "$IP" $((PORT + 1)) $n
+	check "recv is still waiting after them" alive "$PID_r1"
+	bg s1 -- send --to "$IP:$((PORT + 1))" --timeout 30 "$IMG"
+	wait_end s1 120 && SEND_RC=$END_RC
+	wait_end r1 60 && RECV_RC=$END_RC
+	check "the real source then migrates (send ${SEND_RC:-hung}, recv ${RECV_RC:-hung}): $(error_lines r1)" \
+		eval '[ "${SEND_RC:-}" = 0 ] && [ "${RECV_RC:-}" = 0 ]'
+	check "its image arrived" cmp -s "$IMG" "$WORK/out1/image.bin.img"
+	grep -s 'ended before its first message' "$WORK/r1.err" | sed 's/^/# /' | sort | uniq -c
 }
 
 # --------------------------------------------------------------- memlock --
@@ -265,5 +285,6 @@ case_memlock() {
 case $CASE in
 allow) case_allow ;;
 memlock) case_memlock ;;
+vanished) case_vanished ;;
 esac
 finish
