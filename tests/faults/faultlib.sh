@@ -1,0 +1,276 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# shellcheck shell=bash disable=SC2034,SC2154 # FL_* for the caller; END_RC, PID_*: migtest.sh
+# faultlib.sh - one `rdmig send` -> `rdmig recv` migration under one fault,
+# inside the test guest (scripts/rdma-vm), as root.  Sourced by
+# scripts/faults (the whole set, a table) and tests/faults/test_faults.sh
+# (the CI subset).  See docs/reliability.md.
+#
+#   fl_init BUILD SIZE_MIB   RDMIG, WORK (removed on exit), the image
+#   fl_pair_up rxe|siw       ends A and B joined by a veth pair (made here
+#                            unless scripts/rdma-vm --two-hosts made them)
+#   fl_case NAME WHERE FAULT [ARG]
+#       WHERE: rxe | siw (the single device, talking to itself) or
+#              rxe-pair | siw-pair (A sends, B receives, over the veth)
+#       FAULT: none | netem "QDISC ARGS" | linkdown SECONDS |
+#              stop SECONDS | enospc | memcg
+#     runs it and sets FL_OUTCOME (completed | failed | hung), FL_MS (send
+#     start -> both ended), FL_DETAIL (the error lines), FL_BOUNDED (1: both
+#     ended within the bound), FL_LEFT (a final output name left after a
+#     failure, or empty), FL_ROW (a line of the table).
+#
+# Bound of a failure: each side ends within the fault's length + 2 x the
+# timeout (FL_TIMEOUT, seconds, given to both sides) after the fault began.
+
+# shellcheck source=tests/device/migtest.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../device/migtest.sh"
+
+FL_TIMEOUT=${FL_TIMEOUT:-10}
+FL_PORT=${FL_PORT:-23000}
+FL_MADE_PAIRS=()
+declare -A FL_BASE_MS=()
+
+fl_init() {
+	BUILD=$1
+	FL_SIZE=$2
+	RDMIG=$BUILD/rdmig
+	[ -x "$RDMIG" ] || { echo "FAIL - $RDMIG is missing: build first"; exit 1; }
+	[ "$(id -u)" = 0 ] || { echo "FAIL - faults need root (inside scripts/rdma-vm)"; exit 1; }
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/faults.XXXXXX") || exit 1
+	BG_PIDS=()
+	RECV_WRAPPER=()
+	trap fl_cleanup EXIT
+	mkfifo "$WORK/nap.fifo" && exec 9<>"$WORK/nap.fifo"
+	modprobe -a veth sch_netem 2>/dev/null
+	IMG=$WORK/image.bin
+	head -c $((FL_SIZE * 1048576)) /dev/urandom >"$IMG" || exit 1
+}
+
+fl_cleanup() {
+	local m
+	for m in "$WORK"/out.*; do mountpoint -q "$m" 2>/dev/null && umount -l "$m"; done
+	rmdir /sys/fs/cgroup/rdmig-faults 2>/dev/null
+	fl_pairs_down
+	migtest_cleanup
+}
+
+# ------------------------------------------------------------- the pairs --
+
+# The layout of scripts/rdma-vm --two-hosts (docs/rdma-vm.md): each end on
+# its own veth, one namespace, a rule per direction ahead of the local
+# table so that what a host makes for the other end leaves by its veth.
+fl_spec() { # rxe|siw A|B -> NAME NETDEV IP TABLE
+	case $1$2 in
+	rxeA) echo rxe_a rxa 10.99.2.1 101 ;; rxeB) echo rxe_b rxb 10.99.2.2 102 ;;
+	siwA) echo siw_a swa 10.99.3.1 103 ;; siwB) echo siw_b swb 10.99.3.2 104 ;;
+	esac
+}
+
+fl_pair_up() {
+	local kind=$1 an ad ai at bn bd bi bt
+	read -r an ad ai at <<<"$(fl_spec "$kind" A)"
+	read -r bn bd bi bt <<<"$(fl_spec "$kind" B)"
+	if [ ! -e "/sys/class/infiniband/$an" ]; then
+		sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.all.accept_local=1
+		if ip rule show pref 0 | grep -q 'lookup local'; then
+			ip rule add pref 1000 lookup local && ip rule del pref 0 lookup local
+		fi
+		ip link add "$ad" type veth peer name "$bd" || return 1
+		FL_MADE_PAIRS+=("$kind")
+		for d in "$ad" "$bd"; do
+			sysctl -qw "net.ipv4.conf.$d.rp_filter=0" "net.ipv4.conf.$d.accept_local=1"
+		done
+		ip addr add "$ai/32" dev "$ad" && ip addr add "$bi/32" dev "$bd" &&
+			ip link set "$ad" up && ip link set "$bd" up &&
+			ip rule add pref "$at" iif lo to "$bi" lookup "$at" &&
+			ip rule add pref "$bt" iif lo to "$ai" lookup "$bt" &&
+			ip route add "$bi" dev "$ad" src "$ai" table "$at" &&
+			ip route add "$ai" dev "$bd" src "$bi" table "$bt" &&
+			rdma link add "$an" type "$kind" netdev "$ad" &&
+			rdma link add "$bn" type "$kind" netdev "$bd" || return 1
+		local i
+		for ((i = 0; i < 250; i++)); do
+			grep -qs ACTIVE "/sys/class/infiniband/$bn/ports/1/state" &&
+				grep -qs ACTIVE "/sys/class/infiniband/$an/ports/1/state" && break
+			nap 0.02
+		done
+	fi
+	return 0
+}
+
+# Remove what fl_pair_up made (not what scripts/rdma-vm made).
+fl_pairs_down() {
+	local kind an ad ai at bn bd bi bt
+	for kind in "${FL_MADE_PAIRS[@]}"; do
+		read -r an ad ai at <<<"$(fl_spec "$kind" A)"
+		read -r bn bd bi bt <<<"$(fl_spec "$kind" B)"
+		rdma link del "$an" 2>/dev/null
+		rdma link del "$bn" 2>/dev/null
+		ip rule del pref "$at" 2>/dev/null
+		ip rule del pref "$bt" 2>/dev/null
+		ip route flush table "$at" 2>/dev/null
+		ip route flush table "$bt" 2>/dev/null
+		ip link del "$ad" 2>/dev/null
+	done
+	if [ ${#FL_MADE_PAIRS[@]} -gt 0 ] && ! ip rule show | grep -qE '^(10[1-4]):'; then
+		ip rule add pref 0 lookup local && ip rule del pref 1000 lookup local
+	fi
+	FL_MADE_PAIRS=()
+}
+
+# After B's veth went down and up: its addresses came back, its route in
+# its table did not (a route through a downed device is removed).
+fl_route_back() {
+	local kind=$1 an ad ai at bn bd bi bt
+	read -r an ad ai at <<<"$(fl_spec "$kind" A)"
+	read -r bn bd bi bt <<<"$(fl_spec "$kind" B)"
+	ip route replace "$ai" dev "$bd" src "$bi" table "$bt"
+}
+
+# ------------------------------------------------------------- one case --
+
+# send's progress (--progress json on stderr) reached BYTES?
+fl_progress_at() {
+	local line re='"bytes_done": *([0-9]+)' last=0
+	[ -s "$WORK/$1.err" ] || return 1
+	while IFS= read -r line; do
+		[[ $line =~ $re ]] && last=${BASH_REMATCH[1]}
+	done <"$WORK/$1.err"
+	[ "$last" -ge "$2" ]
+}
+
+# Wait until the send TAG is a quarter through (or ended, or 120 s).
+fl_wait_mid() {
+	local i
+	for ((i = 0; i < 6000; i++)); do
+		fl_progress_at "$1" $((FL_SIZE * 1048576 / 4)) && return 0
+		ended "$1" && return 1
+		nap 0.02
+	done
+	return 1
+}
+
+fl_where() { # WHERE -> KIND SEND-IP RECV-IP DEVICE-LABEL FAULT-NETDEV
+	local an ad ai at bn bd bi bt
+	case $1 in
+	rxe) echo rxe "$RDMAVM_RXE_IP" "$RDMAVM_RXE_IP" rxe0 - ;;
+	siw) echo siw "$RDMAVM_SIW_IP" "$RDMAVM_SIW_IP" siw0 - ;;
+	*-pair)
+		read -r an ad ai at <<<"$(fl_spec "${1%-pair}" A)"
+		read -r bn bd bi bt <<<"$(fl_spec "${1%-pair}" B)"
+		echo "${1%-pair}" "$ai" "$bi" "$an>$bn" "$ad:$bd" ;;
+	esac
+}
+
+# The first error line of TAG, shortened for the table.
+fl_err() {
+	local l
+	l=$(grep -s -m1 '^rdmig: ' "$WORK/$1.err")
+	l=${l#rdmig: }
+	echo "${l:0:90}"
+}
+
+fl_case() {
+	local name=$1 where=$2 fault=$3 arg=${4:-} kind sip rip label nd out port
+	local t0 tf=0 secs s_end=0 r_end=0 bound s_rc=99 r_rc=99 i pv
+	read -r kind sip rip label nd <<<"$(fl_where "$where")"
+	FL_PORT=$((FL_PORT + 1))
+	port=$FL_PORT
+	out=$WORK/out.$name.$where
+	mkdir -p "$out"
+	RECV_WRAPPER=()
+	case $fault in
+	netem)
+		# shellcheck disable=SC2086 # the qdisc's arguments are words
+		tc qdisc add dev "${nd%%:*}" root netem $arg ;;
+	enospc) mount -t tmpfs -o size=$((FL_SIZE * 3 / 2))m rdmig-faults "$out" ;;
+	memcg)
+		mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+		mkdir -p /sys/fs/cgroup/rdmig-faults
+		echo $((FL_SIZE / 2))M >/sys/fs/cgroup/rdmig-faults/memory.max
+		echo 0 >/sys/fs/cgroup/rdmig-faults/memory.swap.max 2>/dev/null
+		RECV_WRAPPER=(sh -c 'echo $$ >/sys/fs/cgroup/rdmig-faults/cgroup.procs && exec "$@"' sh) ;;
+	esac
+	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1
+	if ! start_recv r$port "$port" "$out" --timeout "$FL_TIMEOUT" 2>/dev/null; then
+		FL_OUTCOME=failed FL_DETAIL="recv did not start: $(fl_err r$port)" FL_MS=0
+		fl_case_end "$name" "$label" "$fault" "$arg" "$nd" "$out"
+		return
+	fi
+	now_ms_to t0
+	bg s$port -- send --to "$rip:$port" --timeout "$FL_TIMEOUT" --progress json "$IMG"
+	case $fault in
+	linkdown | stop | enospc)
+		if fl_wait_mid s$port; then
+			now_ms_to tf
+			case $fault in
+			linkdown)
+				ip link set "${nd#*:}" down
+				nap "$arg"
+				ip link set "${nd#*:}" up
+				fl_route_back "$kind" ;;
+			stop)
+				pv=PID_r$port
+				kill -STOP "${!pv}"
+				nap "$arg"
+				kill -CONT "${!pv}" ;;
+			enospc)
+				# what is left of --out goes to a filler: the next writes fail
+				dd if=/dev/zero of="$out/filler" bs=1M 2>/dev/null ;;
+			esac
+		fi ;;
+	esac
+	[ "$tf" = 0 ] && tf=$t0
+	# a failure must end on each side within the fault's length + 2 x the
+	# timeout; a side still running after FL_HANG_S is killed and "hung"
+	secs=0
+	case $fault in stop | linkdown) secs=$arg ;; esac
+	bound=$((FL_TIMEOUT * 2 + secs))
+	wait_end s$port "${FL_HANG_S:-300}" && s_rc=$END_RC && s_end=$END_MS
+	wait_end r$port $((bound + 30)) && r_rc=$END_RC && r_end=$END_MS
+	for i in s r; do
+		pv=PID_$i$port
+		ended $i$port || { FL_OUTCOME=hung; kill -9 "${!pv}" 2>/dev/null; }
+	done
+	[ "$fault" = netem ] && tc qdisc del dev "${nd%%:*}" root
+	if [ "$FL_OUTCOME" != hung ]; then
+		FL_MS=$(( (s_end > r_end ? s_end : r_end) - t0 ))
+		if [ "$s_rc" = 0 ] && [ "$r_rc" = 0 ] && cmp -s "$IMG" "$out/image.bin.img"; then
+			FL_OUTCOME=completed
+		else
+			FL_OUTCOME=failed
+			[ $((s_end - tf)) -le $((bound * 1000)) ] && [ $((r_end - tf)) -le $((bound * 1000)) ] ||
+				FL_BOUNDED=0
+			FL_DETAIL="send $s_rc: $(fl_err s$port) | recv $r_rc: $(fl_err r$port)"
+			FL_DETAIL="$FL_DETAIL | ends $(( (s_end - tf) / 1000 ))/$(( (r_end - tf) / 1000 )) s after the fault (bound ${bound} s)"
+		fi
+	else
+		FL_MS=-1 FL_BOUNDED=0
+		FL_DETAIL="send $s_rc, recv $r_rc: one side did not end"
+	fi
+	fl_case_end "$name" "$label" "$fault" "$arg" "$nd" "$out"
+}
+
+# Check what is left under --out, make FL_ROW, clean up.
+fl_case_end() {
+	local name=$1 label=$2 fault=$3 arg=$4 out=$6 f tput=-
+	for f in "$out"/*; do
+		[ -e "$f" ] || continue
+		case ${f##*/} in filler) continue ;; esac
+		[ "$FL_OUTCOME" = completed ] || FL_LEFT="$FL_LEFT ${f##*/}"
+	done
+	if [ "$fault" = none ] && [ "$FL_OUTCOME" = completed ]; then
+		FL_BASE_MS[$label]=$FL_MS
+	elif [ "$fault" = netem ] && [ "$FL_OUTCOME" = completed ] && [ -n "${FL_BASE_MS[$label]:-}" ]; then
+		tput=$(awk -v b="${FL_BASE_MS[$label]}" -v t="$FL_MS" 'BEGIN { printf "%.2f", b / t }')
+	fi
+	local outcome=$FL_OUTCOME
+	[ "$FL_OUTCOME" = completed ] && outcome="completed, byte-identical"
+	[ -n "$FL_LEFT" ] && outcome="$outcome; LEFT:$FL_LEFT"
+	[ "$FL_BOUNDED" = 1 ] || outcome="$outcome; OUT OF BOUND"
+	printf -v FL_ROW '| %-16s | %-11s | %-26s | %7.1f | %5s | %s' "$name" "$label" "$outcome" \
+		"$(awk -v t="$FL_MS" 'BEGIN { printf "%.1f", t / 1000 }')" "$tput" "$FL_DETAIL"
+	mountpoint -q "$out" && umount -l "$out"
+	[ "$fault" = memcg ] && { rmdir /sys/fs/cgroup/rdmig-faults 2>/dev/null || true; }
+	rm -rf "$out"
+}

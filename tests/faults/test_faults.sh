@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# test_faults.sh - the CI subset of scripts/faults (docs/reliability.md) on
+# one device, inside the test guest (scripts/rdma-vm), as root:
+#   loss-1%       siw only: siw_a -> siw_b over a veth pair with 1% loss
+#                 (made here, removed at the end); completes byte-identical.
+#                 rxe cannot cross a netdev between two of its devices on
+#                 the guest's kernel (docs/reliability.md), and one rxe
+#                 device loops back inside the driver, where netem cannot act.
+#   stop-recv-5s  the receiver SIGSTOPped 5 s mid-transfer (--timeout 10):
+#                 completes byte-identical.
+#   enospc        --out (a tmpfs) filled up mid-transfer: both sides fail
+#                 with an error line, within 2 x the timeout, and no image
+#                 is left under its final name.
+# Usage: tests/device/test_faults.sh BUILD_DIR DEVICE (rxe | siw)
+# Prints "ok - ..." / "FAIL - ..." and "N passed, N failed".
+
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: $0 BUILD_DIR rxe|siw" >&2; exit 2; }
+BUILD=$(cd "$1" 2>/dev/null && pwd) || { echo "FAIL - no build directory '$1'"; exit 1; }
+DEVICE=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/faults/faultlib.sh
+. "$HERE/faultlib.sh"
+device_ip "$DEVICE" device
+case $DEVICE in rxe) FL_PORT=23500 ;; siw) FL_PORT=23700 ;; esac
+fl_init "$BUILD" 16
+
+case_row() { echo "# $FL_ROW"; }
+
+if [ "$DEVICE" = siw ]; then
+	if fl_pair_up siw; then
+		fl_case loss-1% siw-pair netem "loss 1%"
+		case_row
+		check "1% loss on the path: completes byte-identical" [ "$FL_OUTCOME" = completed ]
+	else
+		fail "the veth pair siw_a/siw_b could not be made"
+	fi
+fi
+
+fl_case stop-recv-5s "$DEVICE" stop 5
+case_row
+check "receiver stopped 5 s: completes byte-identical" [ "$FL_OUTCOME" = completed ]
+
+fl_case enospc "$DEVICE" enospc
+case_row
+check "--out full mid-transfer: the migration fails" [ "$FL_OUTCOME" = failed ]
+check "... both sides end within 2 x --timeout" [ "$FL_BOUNDED" = 1 ]
+# FL_DETAIL: "send RC: LINE | recv RC: LINE | ends ..."
+# shellcheck disable=SC2317 # called by check
+both_said() { [[ $FL_DETAIL =~ ^send\ [1-9][0-9]*:\ [^|]+\ \|\ recv\ [1-9][0-9]*:\ [^|]+\ \| ]]; }
+check "... each side exits non-zero with an error line: $FL_DETAIL" both_said
+check "... and no image under its final name (left:${FL_LEFT:- none})" [ -z "$FL_LEFT" ]
+finish
