@@ -16,7 +16,7 @@
 #     runs it and sets FL_OUTCOME (completed | failed | hung), FL_MS (send
 #     start -> both ended), FL_DETAIL (the error lines), FL_BOUNDED (1: both
 #     ended within the bound), FL_LEFT (a final output name left after a
-#     failure, or empty), FL_ROW (a line of the table).
+#     failure, or empty), FL_ROW (a line of the table, without FL_DETAIL).
 #
 # Bound of a failure: each side ends within the fault's length + 2 x the
 # timeout (FL_TIMEOUT, seconds, given to both sides) after the fault began.
@@ -79,7 +79,7 @@ fl_pair_up() {
 		for d in "$ad" "$bd"; do
 			sysctl -qw "net.ipv4.conf.$d.rp_filter=0" "net.ipv4.conf.$d.accept_local=1"
 		done
-		ip addr add "$ai/32" dev "$ad" && ip addr add "$bi/32" dev "$bd" &&
+		ip addr add "$ai/24" dev "$ad" && ip addr add "$bi/24" dev "$bd" &&
 			ip link set "$ad" up && ip link set "$bd" up &&
 			ip rule add pref "$at" iif lo to "$bi" lookup "$at" &&
 			ip rule add pref "$bt" iif lo to "$ai" lookup "$bt" &&
@@ -182,7 +182,11 @@ fl_case() {
 	netem)
 		# shellcheck disable=SC2086 # the qdisc's arguments are words
 		tc qdisc add dev "${nd%%:*}" root netem $arg ;;
-	enospc) mount -t tmpfs -o size=$((FL_SIZE * 3 / 2))m rdmig-faults "$out" ;;
+	enospc)
+		# room for the image and 2 MiB more: recv's check before any data
+		# moves passes; the filler takes the rest mid-transfer (below)
+		mount -t tmpfs -o size=$((FL_SIZE * 2))m rdmig-faults "$out" &&
+			head -c $(((FL_SIZE - 2) * 1048576)) /dev/zero >"$out/filler" ;;
 	memcg)
 		mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 		echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
@@ -192,6 +196,7 @@ fl_case() {
 		RECV_WRAPPER=(sh -c 'echo $$ >/sys/fs/cgroup/rdmig-faults/cgroup.procs && exec "$@"' sh) ;;
 	esac
 	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1
+	IP=$rip # start_recv listens there
 	if ! start_recv r$port "$port" "$out" --timeout "$FL_TIMEOUT" 2>/dev/null; then
 		FL_OUTCOME=failed FL_DETAIL="recv did not start: $(fl_err r$port)" FL_MS=0
 		fl_case_end "$name" "$label" "$fault" "$arg" "$nd" "$out"
@@ -216,7 +221,7 @@ fl_case() {
 				kill -CONT "${!pv}" ;;
 			enospc)
 				# what is left of --out goes to a filler: the next writes fail
-				dd if=/dev/zero of="$out/filler" bs=1M 2>/dev/null ;;
+				dd if=/dev/zero of="$out/filler" bs=1M oflag=append conv=notrunc 2>/dev/null ;;
 			esac
 		fi ;;
 	esac
@@ -268,8 +273,8 @@ fl_case_end() {
 	[ "$FL_OUTCOME" = completed ] && outcome="completed, byte-identical"
 	[ -n "$FL_LEFT" ] && outcome="$outcome; LEFT:$FL_LEFT"
 	[ "$FL_BOUNDED" = 1 ] || outcome="$outcome; OUT OF BOUND"
-	printf -v FL_ROW '| %-16s | %-11s | %-26s | %7.1f | %5s | %s' "$name" "$label" "$outcome" \
-		"$(awk -v t="$FL_MS" 'BEGIN { printf "%.1f", t / 1000 }')" "$tput" "$FL_DETAIL"
+	printf -v FL_ROW '| %-16s | %-11s | %-26s | %6.1f | %6s' "$name" "$label" "$outcome" \
+		"$(awk -v t="$FL_MS" 'BEGIN { printf "%.1f", t / 1000 }')" "$tput"
 	mountpoint -q "$out" && umount -l "$out"
 	[ "$fault" = memcg ] && { rmdir /sys/fs/cgroup/rdmig-faults 2>/dev/null || true; }
 	rm -rf "$out"

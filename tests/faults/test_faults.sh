@@ -9,9 +9,9 @@
 #                 device loops back inside the driver, where netem cannot act.
 #   stop-recv-5s  the receiver SIGSTOPped 5 s mid-transfer (--timeout 10):
 #                 completes byte-identical.
-#   enospc        --out (a tmpfs) filled up mid-transfer: both sides fail
-#                 with an error line, within 2 x the timeout, and no image
-#                 is left under its final name.
+#   enospc        --out (a tmpfs) filled up mid-transfer: recv fails naming
+#                 ENOSPC, both sides end within 2 x the timeout, and no
+#                 image is left under its final name.
 # Usage: tests/device/test_faults.sh BUILD_DIR DEVICE (rxe | siw)
 # Prints "ok - ..." / "FAIL - ..." and "N passed, N failed".
 
@@ -26,7 +26,7 @@ device_ip "$DEVICE" device
 case $DEVICE in rxe) FL_PORT=23500 ;; siw) FL_PORT=23700 ;; esac
 fl_init "$BUILD" 16
 
-case_row() { echo "# $FL_ROW"; }
+case_row() { echo "# $FL_ROW | $FL_DETAIL"; }
 
 if [ "$DEVICE" = siw ]; then
 	if fl_pair_up siw; then
@@ -46,9 +46,11 @@ fl_case enospc "$DEVICE" enospc
 case_row
 check "--out full mid-transfer: the migration fails" [ "$FL_OUTCOME" = failed ]
 check "... both sides end within 2 x --timeout" [ "$FL_BOUNDED" = 1 ]
-# FL_DETAIL: "send RC: LINE | recv RC: LINE | ends ..."
+# FL_DETAIL: "send RC: LINE | recv RC: LINE | ends ...".  The source may
+# have finished (exit 0) before recv writes the images: the protocol has no
+# message left to tell it then (docs/reliability.md).
 # shellcheck disable=SC2317 # called by check
-both_said() { [[ $FL_DETAIL =~ ^send\ [1-9][0-9]*:\ [^|]+\ \|\ recv\ [1-9][0-9]*:\ [^|]+\ \| ]]; }
-check "... each side exits non-zero with an error line: $FL_DETAIL" both_said
+recv_said() { [[ $FL_DETAIL =~ \ \|\ recv\ [1-9][0-9]*:\ [^|]*No\ space\ left ]]; }
+check "... recv exits non-zero naming ENOSPC: $FL_DETAIL" recv_said
 check "... and no image under its final name (left:${FL_LEFT:- none})" [ -z "$FL_LEFT" ]
 finish
