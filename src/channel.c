@@ -348,7 +348,14 @@ int rdmig_reply(struct rdmig_conn *c, const struct rdmig_msg *msg)
 
 static bool sends_done(const struct rdmig_conn *c, const void *arg)
 {
+	(void)arg;
 	return conn_sq_outstanding(c) == 0;
+}
+
+/* Done, or some send completed since *arg (sq_completed then). */
+static bool sends_done_or_moved(const struct rdmig_conn *c, const void *arg)
+{
+	return sends_done(c, NULL) || c->sq_completed != *(const uint64_t *)arg;
 }
 
 /* Unsignaled WRs complete only with a later signaled one: when the newest
@@ -390,7 +397,15 @@ int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
 	}
 	if (timeout_ms > 0)
 		c->opts.timeout_ms = timeout_ms;
-	ret = rdmig__conn_wait(c, sends_done, NULL, "the last sends to complete");
+	/* The timeout bounds a wait without progress, not the whole tail: a
+	 * lossy or slow path (retransmissions, 10 ms of delay) can take longer
+	 * than one timeout to drain a send queue full of chunk writes that
+	 * all complete in the end. */
+	do {
+		uint64_t seen = c->sq_completed;
+
+		ret = rdmig__conn_wait(c, sends_done_or_moved, &seen, "the last sends to complete");
+	} while (!ret && !sends_done(c, NULL));
 	c->opts.timeout_ms = saved_timeout;
 	return ret;
 }
