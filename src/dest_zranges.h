@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * dest_zranges.h - the ranges one COMPRESS message zeroes, kept sorted so
- * that the destination (dest.c) can refuse a record overlapping another.
+ * that the destination (dest_serve.c) can refuse a record overlapping another.
  */
 #ifndef RDMIG_DEST_ZRANGES_H
 #define RDMIG_DEST_ZRANGES_H

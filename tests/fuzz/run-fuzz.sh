@@ -30,7 +30,7 @@ wire)
 	;;
 dest)
 	# the destination engine over a fake of its seam (engine_io.h)
-	direct_srcs="src/dest.c src/dest_zranges.c src/dest_events.c src/engine.c src/wire.c src/error.c src/log.c src/opts.c
+	direct_srcs="src/dest.c src/dest_serve.c src/dest_zranges.c src/dest_events.c src/engine.c src/wire.c src/error.c src/log.c src/opts.c
 		tests/fuzz/fuzz_dest.c tests/fuzz/fake_io.c"
 	max_len=8192 # room for a few hundred records
 	;;
