@@ -176,6 +176,8 @@ int cmd_ping(int argc, char **argv);
 int cmd_pong(int argc, char **argv);
 int cmd_send(int argc, char **argv);
 int cmd_recv(int argc, char **argv);
+/* cli_recv_serve.c: `rdmig recv --serve` (the arguments are recv's). */
+int cmd_recv_serve(int argc, char **argv);
 
 /* ---- shared by send and recv: the options (cli_mig_options.c), the
  * progress and summary lines (cli_mig_report.c) ---- */

@@ -19,7 +19,6 @@
 #include <unistd.h>
 #include "cli.h"
 #include "cli_json.h"
-#include "cli_qemu.h"
 
 #include "recv_files.h"
 
@@ -400,17 +399,6 @@ static int accept_again(struct recv_state *s)
 
 int cmd_recv(int argc, char **argv)
 {
-	/* `rdmig recv --qemu ...`: the destination of a real QEMU source
-	 * (tools/cli_recv_qemu.c), which learns its blocks from QEMU's stream */
-	for (int a = 1; a < argc; a++)
-		if (!strcmp(argv[a], "--qemu"))
-			return cmd_recv_qemu(argc, argv);
-	/* `rdmig recv --serve ...`: source after source, several at once
-	 * (tools/cli_recv_serve.c) */
-	for (int a = 1; a < argc && strcmp(argv[a], "--"); a++)
-		if (!strcmp(argv[a], "--serve"))
-			return cmd_recv_serve(argc, argv);
-
 	struct recv_state s;
 	int ret;
 

@@ -27,7 +27,6 @@
 #include <unistd.h>
 #include "cli.h"
 #include "cli_json.h"
-#include "cli_qemu.h"
 #include "send_files.h"
 
 /* Between two rdmigs the chunk size is free (the receiver reads it from the
@@ -364,12 +363,6 @@ static void cleanup(struct send_state *s)
 
 int cmd_send(int argc, char **argv)
 {
-	/* `rdmig send --qemu-replay DIR ...`: into a real QEMU destination
-	 * (tools/cli_send_replay.c) */
-	for (int a = 1; a < argc; a++)
-		if (!strncmp(argv[a], "--qemu-replay", 13))
-			return cmd_send_replay(argc, argv);
-
 	struct send_state s;
 	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	int ret;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* rdmig.c - the command: dispatch to subcommands. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "cli_qemu.h"
 
 struct command {
 	const char *name;
@@ -19,12 +21,22 @@ static const struct command commands[] = {
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-/* Modes of the commands above, listed in the help only. */
-static const struct command modes[] = {
-	{"recv --serve", NULL, "keep receiving: many sources, several at once, each verified"},
-	{"recv --qemu", NULL, "be the destination of a real QEMU and record its migration"},
-	{"send --qemu-replay", NULL, "replay a 'recv --qemu' record into a real QEMU destination"},
-	{"version", NULL, "print the version (also --version, -V)"},
+/* Modes of the commands above: when a command's arguments (before "--")
+ * hold the mode's flag, alone or as FLAG=VALUE, the mode runs instead, with
+ * its own options and help.  The dispatch is here so that each mode's file
+ * depends on the plain command's helpers, never the other way round. */
+struct mode {
+	const char *command, *flag;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct mode modes[] = {
+	{"recv", "--serve", cmd_recv_serve,
+	 "keep receiving: many sources, several at once, each verified"},
+	{"recv", "--qemu", cmd_recv_qemu, "be the destination of a real QEMU and record its migration"},
+	{"send", "--qemu-replay", cmd_send_replay,
+	 "replay a 'recv --qemu' record into a real QEMU destination"},
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -33,10 +45,34 @@ static void usage(FILE *f)
 	fprintf(f, "usage: rdmig COMMAND [OPTIONS]   (rdmig COMMAND --help for its options)\n\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-18s %s\n", commands[i].name, commands[i].summary);
-	for (size_t i = 0; i < NMODES; i++)
-		fprintf(f, "  %-18s %s\n", modes[i].name, modes[i].summary);
+	for (size_t i = 0; i < NMODES; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s %s", modes[i].command, modes[i].flag);
+		fprintf(f, "  %-18s %s\n", name, modes[i].summary);
+	}
+	fprintf(f, "  %-18s %s\n", "version", "print the version (also --version, -V)");
 	fprintf(f, "\nman rdmig for every option, exit status and example; man rdmig-json for\n"
 		   "the objects --json prints.\n");
+}
+
+static bool is_flag(const char *arg, const char *flag)
+{
+	size_t n = strlen(flag);
+
+	return !strncmp(arg, flag, n) && (arg[n] == '\0' || arg[n] == '=');
+}
+
+/* The command's run function, or its mode's when an argument asks for one. */
+static int (*command_run(const struct command *c, int argc, char **argv))(int, char **)
+{
+	for (size_t m = 0; m < NMODES; m++) {
+		if (strcmp(modes[m].command, c->name))
+			continue;
+		for (int a = 1; a < argc && strcmp(argv[a], "--"); a++)
+			if (is_flag(argv[a], modes[m].flag))
+				return modes[m].run;
+	}
+	return c->run;
 }
 
 int main(int argc, char **argv)
@@ -60,7 +96,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		if (strcmp(argv[1], commands[i].name))
 			continue;
-		status = commands[i].run(argc - 1, argv + 1);
+		status = command_run(&commands[i], argc - 1, argv + 1)(argc - 1, argv + 1);
 		/* a failure that printed no JSON object yet prints it now */
 		cli_run_end(status);
 		return status;

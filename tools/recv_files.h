@@ -56,9 +56,6 @@ const char *recv_failure_message(struct recv_state *s, int ret, char *buf, size_
 /* Remove every output of s (as the sink's abort does). */
 void recv_remove_outputs(struct recv_state *s);
 
-/* cli_recv_serve.c: `rdmig recv --serve` (the arguments are recv's). */
-int cmd_recv_serve(int argc, char **argv);
-
 /* cli_recv_report.c */
 void print_json(const struct recv_state *s);
 void print_human(const struct recv_state *s);
