@@ -31,7 +31,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include "cli_json.h"
 #include "recv_qemu.h"
 
 static void usage(FILE *f)
@@ -451,122 +450,6 @@ static int write_images(struct rq_state *s)
 	return 0;
 }
 
-static uint32_t nonzero_chunks(const struct rdmig_qrec_chunks *ch)
-{
-	uint32_t n = 0;
-	for (uint32_t c = 0; c < ch->nchunks; c++)
-		n += ch->nonzero[c];
-	return n;
-}
-
-static struct json_object *json_blocks(const struct rq_state *s)
-{
-	struct json_object *arr = cj_array();
-
-	for (uint32_t i = 0; i < s->qs.count; i++) {
-		const struct rdmig_qrec_block *b = &s->rec[i];
-		struct json_object *o = cj_object();
-
-		cj_str(o, "name", s->qs.blocks[i].name);
-		cj_str(o, "file", b->file);
-		cj_u64(o, "length", s->qs.blocks[i].length);
-		if (b->have_offset)
-			cj_u64(o, "offset", b->offset);
-		else
-			cj_null(o, "offset");
-		cj_u64(o, "chunks", b->ch.nchunks);
-		cj_u64(o, "nonzero_chunks", nonzero_chunks(&b->ch));
-		cj_push(arr, o);
-	}
-	return arr;
-}
-
-/* QEMU's times, which only its QMP knows: null when not asked or not told. */
-static void json_seconds_or_null(struct json_object *o, const char *key, double secs)
-{
-	if (secs >= 0)
-		cj_fixed(o, key, secs, 3);
-	else
-		cj_null(o, key);
-}
-
-static void print_json(const struct rq_state *s)
-{
-	double secs = s->t_end - s->t_start;
-	struct rdmig_counters k = {.size = sizeof(k)};
-	struct json_object *o = cj_summary();
-
-	rdmig_conn_counters(s->conn, &k);
-	cj_str(o, "listen", s->a.host);
-	cj_i64(o, "port", rdmig_listener_port(s->l));
-	cj_str(o, "out", s->a.out);
-	cj_str(o, "machine", s->qs.machine);
-	cj_bool(o, "pin_all", s->pin_all);
-	cj_add(o, "blocks", json_blocks(s));
-	cj_u64(o, "bytes_total", s->qs.total);
-	cj_u64(o, "bytes_compressed", s->st.bytes_compressed);
-	cj_u64(o, "stream_bytes", s->stream_bytes);
-	cj_str(o, "stream_end", rdmig_qs_end_name(s->qs.end));
-	cj_u64(o, "eof_offset", s->qs.eof_offset);
-	cj_u64(o, "ram_sections", s->qs.ram_sections);
-	cj_u64(o, "hooks", s->qs.hooks);
-	cj_u64(o, "phases", s->nph);
-	cj_fixed(o, "seconds", secs, 6);
-	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->qs.total / secs / 1e6 : 0.0, 2);
-	cj_u64(o, "iterations", s->st.iterations);
-	cj_u64(o, "register_requests", s->st.register_requests);
-	cj_u64(o, "chunks_registered", s->st.chunks_registered);
-	cj_fixed(o, "register_seconds", s->st.register_seconds, 6);
-	cj_u64(o, "ready_inline", k.sent_inline[RDMIG_MSG_READY]);
-	cj_u64(o, "ready_copied", k.sent_copied[RDMIG_MSG_READY]);
-	cj_u64(o, "register_result_inline", k.sent_inline[RDMIG_MSG_REGISTER_RESULT]);
-	cj_u64(o, "register_result_copied", k.sent_copied[RDMIG_MSG_REGISTER_RESULT]);
-	cj_str(o, "source_qmp", s->source_qmp);
-	cj_str(o, "qemu_status", s->qemu_status[0] ? s->qemu_status : NULL);
-	json_seconds_or_null(o, "qemu_downtime_seconds", s->qemu_downtime_s);
-	json_seconds_or_null(o, "qemu_total_seconds", s->qemu_total_s);
-	mig_json_conn(o, s->conn);
-	cj_summary_print(o);
-}
-
-static void print_human(const struct rq_state *s)
-{
-	double secs = s->t_end - s->t_start;
-	struct rdmig_counters k = {.size = sizeof(k)};
-	char a[32], b[32], c[32];
-	static const uint32_t shown[] = {RDMIG_MSG_READY, RDMIG_MSG_REGISTER_RESULT,
-					 RDMIG_MSG_RAM_BLOCKS_RESULT};
-
-	rdmig_conn_counters(s->conn, &k);
-	printf("recv: QEMU %s: %u RAM block%s, %s in %.2f s (%.1f MB/s); %" PRIu64 " iteration%s, %"
-	       PRIu64 " registrations served, %s compressed%s\n",
-	       s->qs.machine[0] ? s->qs.machine : "(no configuration)", s->qs.count,
-	       s->qs.count == 1 ? "" : "s", mig_size(s->qs.total, a, sizeof(a)), secs,
-	       secs > 0 ? (double)s->qs.total / secs / 1e6 : 0.0, s->st.iterations,
-	       s->st.iterations == 1 ? "" : "s", s->st.register_requests,
-	       mig_size(s->st.bytes_compressed, b, sizeof(b)), s->pin_all ? "; pin-all" : "");
-	printf("recv: stream %s, ended with %s at offset %" PRIu64 "\n",
-	       mig_size(s->stream_bytes, c, sizeof(c)),
-	       s->qs.end == RDMIG_QS_END_VMDESC ? "QEMU_VM_EOF + vmdesc" : "QEMU_VM_EOF",
-	       s->qs.eof_offset);
-	mig_print_conn("recv", s->conn);
-	printf("recv: sent inline/copied:");
-	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
-		printf("%s %s %" PRIu64 "/%" PRIu64, i ? "," : "", rdmig_msg_type_name(shown[i]),
-		       k.sent_inline[shown[i]], k.sent_copied[shown[i]]);
-	printf("\n");
-	if (s->qemu_status[0]) {
-		printf("recv: the source's QMP: migration %s", s->qemu_status);
-		if (s->qemu_downtime_s >= 0)
-			printf(", downtime %.3f s", s->qemu_downtime_s);
-		if (s->qemu_total_s >= 0)
-			printf(", total %.3f s", s->qemu_total_s);
-		printf("\n");
-	}
-	printf("recv: %u image%s, stream.bin and " RQ_RECORD " in %s/\n", s->qs.count,
-	       s->qs.count == 1 ? "" : "s", s->a.out);
-}
-
 /* ------------------------------------------------------------- main -- */
 
 static int accept_one(struct rq_state *s)
@@ -680,9 +563,9 @@ int cmd_recv_qemu(int argc, char **argv)
 			ret = cli_cancel_status();
 	} else {
 		if (s.a.m.json)
-			print_json(&s);
+			rq_print_json(&s);
 		else
-			print_human(&s);
+			rq_print_human(&s);
 	}
 	cleanup(&s);
 	return ret;

@@ -93,4 +93,8 @@ int rq_end_pass(struct rq_state *s);
  * FAILURE (or NULL for success) goes in its last line.  -1 with s->err. */
 int rq_write_record(struct rq_state *s, const char *failure);
 
+/* cli_recv_qemu_report.c: the end's summary, as JSON or for people. */
+void rq_print_json(const struct rq_state *s);
+void rq_print_human(const struct rq_state *s);
+
 #endif
