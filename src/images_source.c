@@ -18,12 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "conn.h"
+#include "images_records.h"
 #include "log.h"
 #include "rdmig/images.h"
 #include "rdmig/private.h"
 
-/* Inside chunks bigger than this, records go every 32 MiB (send_spans). */
-#define RECORD_SHIFT 25
 #define DEFAULT_SPAN_SHIFT 22
 #define DEFAULT_KEEP_ALIVE_MS 500
 
@@ -267,15 +266,12 @@ static int spans_handed(struct rdmig_images_source *s, uint64_t handed)
 	return 0;
 }
 
-/* A chunk, a span at a time, each handed over whole.  With dynamic
- * registration the records go at the chunk's end, and every RECORD_SHIFT
- * bytes inside a bigger chunk; not after every span: a record is a control
- * message, and one sent while the next chunk's registration is out
- * (lookahead) waits for that reply with the wire idle.  With PIN_ALL
- * nothing is ever out, and records go after every span. */
+/* A chunk, a span at a time, each handed over whole; the records go as
+ * images_records.h says. */
 static int send_spans(struct rdmig_images_source *s, uint32_t b, uint64_t off, uint64_t n)
 {
 	uint32_t shift = s->o.span_shift;
+	bool last_chunk = off + n == s->desc[b].length;
 
 	for (uint64_t at = off; at < off + n;) {
 		uint64_t end = ((at >> shift) + 1) << shift;
@@ -285,7 +281,7 @@ static int send_spans(struct rdmig_images_source *s, uint32_t b, uint64_t off, u
 			end = off + n;
 		if ((ret = rdmig_source_write(s->src, b, at, end - at)))
 			return engine_failed(s, ret);
-		if ((s->pin_all || !(end & ((1ull << RECORD_SHIFT) - 1))) &&
+		if (imgs_records_after_span(s->pin_all, last_chunk, end) &&
 		    (ret = spans_handed(s, s->desc[b].first_span + (end >> shift))))
 			return ret;
 		at = end;

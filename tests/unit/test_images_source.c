@@ -4,12 +4,13 @@
  * src/images_source.c) refuses before anything goes on the wire, and a
  * cancel before the first step.  No device: the connection is a zeroed
  * handle with options, which create reads (its chunk size) and nothing
- * else touches before a step.
+ * else touches before a step.  And when the records go (images_records.h).
  */
 #include <signal.h>
 #include <stdlib.h>
 #include "check.h"
 #include "conn.h"
+#include "images_records.h"
 #include "rdmig/images.h"
 
 static struct rdmig_conn *fake_conn(void)
@@ -94,6 +95,23 @@ TEST(the_connections_cancel_flag_cancels)
 	CHECK_EQ(rdmig_images_source_step(s, &ev), RDMIG_ECANCELED);
 	rdmig_images_source_destroy(s);
 	free(c);
+}
+
+/* Dynamic registration: records every 32 MiB, except in a block's last
+ * chunk (nothing is registered ahead there), where they go per span as
+ * with PIN_ALL; the last spans are then checked while the data arrives. */
+TEST(records_go_per_span_where_no_registration_can_be_out)
+{
+	const uint64_t mib = 1u << 20;
+
+	CHECK(!imgs_records_after_span(false, false, 4 * mib));
+	CHECK(!imgs_records_after_span(false, false, 36 * mib));
+	CHECK(imgs_records_after_span(false, false, 32 * mib));
+	CHECK(imgs_records_after_span(false, false, 64 * mib));
+	CHECK(imgs_records_after_span(false, true, 228 * mib));
+	CHECK(imgs_records_after_span(false, true, 4 * mib));
+	CHECK(imgs_records_after_span(true, false, 4 * mib));
+	CHECK(imgs_records_after_span(true, false, 36 * mib));
 }
 
 CHECK_MAIN()
