@@ -18,6 +18,15 @@ json_num() { grep -o "\"$2\": [0-9.]*" "$1" 2>/dev/null | head -n1 | sed 's/.*: 
 json_str() { grep -o "\"$2\": \"[^\"]*\"" "$1" 2>/dev/null | head -n1 | sed 's/.*: "//; s/"$//'; }
 qmp() { timeout 120 "$QMP_CLIENT" "$@"; }
 
+# quit_vm PREFIX: ask the QEMU of PREFIX.qmp (its pid in PREFIX.pid, from
+# -pidfile) to quit, if it still runs.  The client waits a minute for the
+# socket of a QEMU that has exited: a failed migration ends a destination
+# QEMU, and that minute was most of a refusal case's time.
+quit_vm() {
+	kill -0 "$(cat "$1.pid" 2>/dev/null)" 2>/dev/null || return 0
+	qmp "$1.qmp" quit >/dev/null 2>&1
+}
+
 # ram_image MIB OUT [ZERO_FROM ZERO_TO]: ramimage.py's bytes in OUT, a copy
 # of its output cached for the boot (QEMU writes into OUT: never share it).
 ram_image() {

@@ -131,7 +131,7 @@ vm() {
 	timeout 600 env ${PRELOAD:+LD_PRELOAD=$PRELOAD} "$bin" -M "$MACHINE,memory-backend=pc.ram" -m "$MEM_MIB" -nodefaults -no-user-config \
 		-display none -accel tcg "${FIRMWARE[@]}" -S \
 		-object "memory-backend-file,id=pc.ram,size=${MEM_MIB}M,mem-path=$ram,share=on" \
-		-qmp "unix:$WORK/$tag.qmp,server=on,wait=off" \
+		-qmp "unix:$WORK/$tag.qmp,server=on,wait=off" -pidfile "$WORK/$tag.pid" \
 		-trace 'qemu_rdma_alloc_qp_inline*' -trace 'qemu_rdma_post_send_control*' \
 		-D "$WORK/$tag.trace" "$@" </dev/null >"$WORK/$tag.log" 2>&1 &
 	QPID=$!
@@ -159,8 +159,8 @@ migrate_pair() {
 		MRC=$?
 		qmp "$WORK/$tag.dst.qmp" incoming 120 >"$WORK/$tag.incoming.json" 2>&1
 		DST=$(json_str "$WORK/$tag.incoming.json" status)
-		qmp "$WORK/$tag.src.qmp" quit >/dev/null 2>&1
-		qmp "$WORK/$tag.dst.qmp" quit >/dev/null 2>&1
+		quit_vm "$WORK/$tag.src"
+		quit_vm "$WORK/$tag.dst"
 		wait "$spid" "$dpid" 2>/dev/null
 		PORT=$((PORT + 1))
 		# the iWARP race of docs/design.md (connect error on siw without
@@ -438,8 +438,8 @@ mode_live() {
 	else
 		show_failure "$tag"
 	fi
-	qmp "$WORK/$tag.src.qmp" quit >/dev/null 2>&1
-	qmp "$WORK/$tag.dst.qmp" quit >/dev/null 2>&1
+	quit_vm "$WORK/$tag.src"
+	quit_vm "$WORK/$tag.dst"
 	wait "$spid" "$dpid" 2>/dev/null
 	rm -f "$WORK/$tag".*.ram
 }
