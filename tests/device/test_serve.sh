@@ -5,8 +5,9 @@
 # processes.
 #
 # Usage: tests/device/test_serve.sh BUILD_DIR DEVICE
-#   1. one source alone, then 8 at once into --max-sources 8: every image
-#      byte-identical and verified, each in a directory of its own; prints
+#   1. one source alone, then 8 at once into --max-sources 8 (4 MiB each):
+#      every image byte-identical and verified, each in a directory of its
+#      own; prints
 #      the total throughput of both runs and the receiver's peak resident
 #      and pinned memory against --serve-max-total ("# serve: ..." lines).
 #   2. a source killed mid-way among good ones: its directory goes, the
@@ -18,7 +19,13 @@
 #   4. SIGTERM drains: no new source is accepted, the running ones
 #      finish, recv exits 0 with a summary.
 #   DEVICE: rxe | siw
-# Prints "ok - ..." / "FAIL - ..." and "N passed, N failed".
+# Prints "ok - ..." / "FAIL - ..." and "N passed, N failed", and each
+# section's time ("# section N: S s").
+#
+# What a case costs in the emulated guest is the bytes through the sanitizer
+# build (about 5 MB/s) and every python3 started (seconds each): the images
+# are small (4 MiB, 16 MiB for the sources held mid-way), and one python3
+# per receiver reads its JSON lines (facts).
 
 # shellcheck disable=SC2016,SC2034,SC2153,SC2154,SC2317 # check "..." eval '...'; BUILD, END_RC: migtest.sh
 set -uo pipefail
@@ -39,7 +46,8 @@ PORT=23000
 MiB=1048576
 CHECK_JSON="$HERE/../cli/check_json.py"
 JSON_MAN="$HERE/../../man/rdmig-json.7.scd"
-SIZE=$((16 * MiB)) # per source
+SIZE=$((4 * MiB)) # per source of section 1
+HELD=$((16 * MiB)) # per source held mid-way (sections 2 to 4)
 
 # image N [SIZE]: $WORK/src/N/image.bin of random bytes (one per source:
 # a mix-up between sources would show)
@@ -110,44 +118,69 @@ stop_serve() {
 	wait_end "$1" 120
 }
 
-# same OUT N: the one directory of OUT whose source was N holds image N,
-# byte-identical (the JSON line of that source names the directory)
+# facts TAG: the JSON lines of recv --serve TAG ($WORK/TAG.out) read by ONE
+# python3 into $WORK/TAG.facts, for the helpers below: "count EVENT OK N",
+# "summary KEY VALUE", and "dir PATH" per verified source
+facts() {
+	python3 -c '
+import json, sys
+counts = {}
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    ev = o.get("event")
+    if ev == "summary":
+        for k, v in o.items():
+            print("summary", k, v)
+        continue
+    key = (ev, str(o.get("ok")).lower())
+    counts[key] = counts.get(key, 0) + 1
+    if ev == "source" and o["ok"] and o["verified"]:
+        print("dir", o["out"])
+for (ev, ok), n in counts.items():
+    print("count", ev, ok, n)' "$WORK/$1.out" >"$WORK/$1.facts"
+}
+
+# fact TAG WORD1 WORD2 [WORD3]: the last word of TAG's fact line that starts
+# with these words (builtins only)
+fact() {
+	local a b c d
+	while read -r a b c d; do
+		if [ $# = 3 ] && [ "$a" = "$2" ] && [ "$b" = "$3" ]; then
+			echo "$c${d:+ $d}"
+			return
+		fi
+		[ $# = 4 ] && [ "$a" = "$2" ] && [ "$b" = "$3" ] && [ "$c" = "$4" ] && { echo "$d"; return; }
+	done <"$WORK/$1.facts"
+	[ $# = 4 ] && echo 0 # no source line with that outcome
+}
+
+# json_count TAG EVENT OK: TAG's JSON lines with this event and ok
+json_count() { fact "$1" count "$2" "$3"; }
+
+# summary TAG KEY: a member of TAG's summary line
+summary() { fact "$1" summary "$2"; }
+
+# same N TAG: the one directory of TAG's verified sources that holds
+# source N's image, byte-identical
 same() {
-	local dir
-	dir=$(python3 -c '
-import json, sys
-for line in open(sys.argv[1]):
-    o = json.loads(line)
-    if o.get("event") == "source" and o["ok"] and o["verified"]:
-        print(o["out"])' "$WORK/$3.out" | while read -r d; do
-		cmp -s "$d/image.bin.img" "$WORK/src/$2/image.bin" && echo "$d"
-	done)
-	[ -n "$dir" ]
+	local a d
+	while read -r a d; do
+		[ "$a" = dir ] && cmp -s "$d/image.bin.img" "$WORK/src/$1/image.bin" && return 0
+	done <"$WORK/$2.facts"
+	return 1
 }
 
-# json_count FILE EVENT OK: the JSON lines of FILE with this event and ok
-json_count() {
-	python3 -c '
-import json, sys
-n = 0
-for line in open(sys.argv[1]):
-    o = json.loads(line)
-    n += o.get("event") == sys.argv[2] and str(o["ok"]).lower() == sys.argv[3]
-print(n)' "$@"
-}
-
-# summary FILE KEY: a member of the summary line
-summary() {
-	python3 -c '
-import json, sys
-for line in open(sys.argv[1]):
-    o = json.loads(line)
-    if o.get("event") == "summary":
-        print(o[sys.argv[2]])' "$@"
+# section N: the time since the previous section began, then a new start
+section() {
+	local now
+	now_ms_to now
+	[ -n "${SECTION_T0:-}" ] && echo "# section $SECTION: $(((now - SECTION_T0) / 1000)) s"
+	SECTION=$1 SECTION_T0=$now
 }
 
 # ------------------------------------------------ 1. one, then eight --
 
+section 1
 for n in 0 1 2 3 4 5 6 7; do image "$n"; done
 OUT=$WORK/out1
 serve v1 "$PORT" "$OUT" --max-sources 8 || { fail "recv --serve starts"; finish; }
@@ -169,20 +202,21 @@ EIGHT_MS=$((last - t0))
 check "8 sources at once: every send exits 0 ($good of 8)" [ "$good" = 8 ]
 stop_serve v1
 check "recv --serve exits 0 after SIGTERM ($END_RC)" [ "$END_RC" = 0 ]
+facts v1
 check "9 JSON lines of verified sources, none failed" \
-	eval '[ "$(json_count "$WORK/v1.out" source true)" = 9 ] && [ "$(json_count "$WORK/v1.out" source false)" = 0 ]'
+	eval '[ "$(json_count v1 source true)" = 9 ] && [ "$(json_count v1 source false)" = 0 ]'
 bad=
-for n in 0 1 2 3 4 5 6 7; do same "$OUT" "$n" v1 || bad="$bad $n"; done
+for n in 0 1 2 3 4 5 6 7; do same "$n" v1 || bad="$bad $n"; done
 check "every image byte-identical, in a directory of its own (bad:${bad:- none})" [ -z "$bad" ]
 check "9 source directories, named <seq>-<time>-<address>" \
 	eval '[ "$(find "$OUT" -mindepth 1 -maxdepth 1 -type d -name "00??-20*Z-*" | wc -l)" = 9 ]'
 check "the summary: 9 ok, at most 8 at once" \
-	eval '[ "$(summary "$WORK/v1.out" sources_ok)" = 9 ] && [ "$(summary "$WORK/v1.out" peak_sources)" -le 8 ]'
+	eval '[ "$(summary v1 sources_ok)" = 9 ] && [ "$(summary v1 peak_sources)" -le 8 ]'
 check "its JSON lines match rdmig-json(7)" python3 "$CHECK_JSON" --lines "$JSON_MAN" "$WORK/v1.out"
-rss=$(summary "$WORK/v1.out" peak_rss_bytes)
-pinned=$(summary "$WORK/v1.out" peak_pinned_bytes)
-reserved=$(summary "$WORK/v1.out" peak_reserved_total)
-limit=$(summary "$WORK/v1.out" serve_max_total)
+rss=$(summary v1 peak_rss_bytes)
+pinned=$(summary v1 peak_pinned_bytes)
+reserved=$(summary v1 peak_reserved_total)
+limit=$(summary v1 serve_max_total)
 check "the reservations stayed within --serve-max-total ($reserved <= $limit)" \
 	[ "${reserved:-0}" -le "${limit:-0}" ]
 check "pinned at most what the running sources reserved ($pinned <= $reserved + 32 MiB)" \
@@ -202,14 +236,16 @@ why
 rm -f "$WORK"/*.err
 rm -rf "$WORK/out1" # room in the guest
 
-# The sources stopped once admitted are large enough (48 MiB) not to end
-# in the moment between the test seeing their image files and the stop.
-image m1 $((48 * MiB))
-image m2 $((48 * MiB))
-image m3 $((48 * MiB))
+# The sources stopped once admitted are large enough (16 MiB, about 3 s
+# alone at the guest's 5 MB/s) not to end in the moment between the test
+# seeing their image files (polled every 10 ms) and the stop.
+image m1 "$HELD"
+image m2 "$HELD"
+image m3 "$HELD"
 
 # -------------------------------------- 2. a source killed mid-way --
 
+section 2
 OUT=$WORK/out2
 serve v2 $((PORT + 1)) "$OUT" --max-sources 4 || { fail "recv --serve starts"; finish; }
 send k $((PORT + 1)) m1
@@ -223,10 +259,11 @@ check "the 3 good sources beside the killed one exit 0 ($good of 3)" [ "$good" =
 wait_end k 10
 stop_serve v2
 check "recv exits 1: one source failed ($END_RC)" [ "$END_RC" = 1 ]
+facts v2
 check "3 verified sources and 1 failed in the JSON lines" \
-	eval '[ "$(json_count "$WORK/v2.out" source true)" = 3 ] && [ "$(json_count "$WORK/v2.out" source false)" = 1 ]'
+	eval '[ "$(json_count v2 source true)" = 3 ] && [ "$(json_count v2 source false)" = 1 ]'
 bad=
-for n in 1 2 3; do same "$OUT" "$n" v2 || bad="$bad $n"; done
+for n in 1 2 3; do same "$n" v2 || bad="$bad $n"; done
 check "the good images byte-identical (bad:${bad:- none})" [ -z "$bad" ]
 check "the killed source's directory is gone: 3 remain, no temporary file" \
 	eval '[ "$(find "$OUT" -mindepth 1 -maxdepth 1 -type d | wc -l)" = 3 ] && [ -z "$(find "$OUT" -name ".rdmig-*")" ]'
@@ -236,21 +273,23 @@ check "the failure named on stderr, once" \
 why
 # ----------------------- 3. over the total, and beyond --max-sources --
 
+section 3
 OUT=$WORK/out3
-image big $((64 * MiB))
-serve v3 $((PORT + 2)) "$OUT" --max-sources 3 --serve-max-total 150M ||
+# refused at its header, so never read: its size is all that counts
+mkdir -p "$WORK/src/big" && truncate -s $((2 * HELD)) "$WORK/src/big/image.bin"
+serve v3 $((PORT + 2)) "$OUT" --max-sources 3 --serve-max-total $((7 * HELD / 2 / MiB))M ||
 	{ fail "recv --serve starts"; finish; }
 send h1 $((PORT + 2)) m1
 hold "$OUT" 1 h1
 send h2 $((PORT + 2)) m2
 hold "$OUT" 2 h2
-send over $((PORT + 2)) big # 96 MiB reserved of 150: 64 more do not fit
+send over $((PORT + 2)) big # 2 held sources reserved of 3.5: 2 more do not fit
 wait_end over 60
 for ((i = 0; i < 500; i++)); do has_line "$WORK/v3.err" 'rdmig: recv: source' && break; nap 0.01; done
 check "a source over what --serve-max-total leaves is refused ($END_RC)" [ "$END_RC" != 0 ]
 check "... and recv says which limit, for that source only" \
 	eval '[ "$(grep -c "^rdmig: recv: source .*--serve-max-total" "$WORK/v3.err")" = 1 ]'
-send h3 $((PORT + 2)) m3 # 48 MiB fit: 3 running
+send h3 $((PORT + 2)) m3 # 1 more fits: 3 running
 hold "$OUT" 3 h3
 send busy $((PORT + 2)) 5
 wait_end busy 60
@@ -262,16 +301,18 @@ for t in h1 h2 h3; do wait_end "$t" 300 && [ "$END_RC" = 0 ] && good=$((good + 1
 check "the running sources finish ($good of 3)" [ "$good" = 3 ]
 stop_serve v3
 check "recv exits 1: one source refused ($END_RC)" [ "$END_RC" = 1 ]
+facts v3
 check "the summary: 3 ok, 1 failed, 1 rejected" \
-	eval '[ "$(summary "$WORK/v3.out" sources_ok)/$(summary "$WORK/v3.out" sources_failed)/$(summary "$WORK/v3.out" sources_rejected)" = 3/1/1 ]'
+	eval '[ "$(summary v3 sources_ok)/$(summary v3 sources_failed)/$(summary v3 sources_rejected)" = 3/1/1 ]'
 check "its JSON lines (a refused source, a rejected one) match rdmig-json(7)" \
 	python3 "$CHECK_JSON" --lines "$JSON_MAN" "$WORK/v3.out"
 check "the images of the running sources byte-identical" \
-	eval 'same "$OUT" m1 v3 && same "$OUT" m2 v3 && same "$OUT" m3 v3'
+	eval 'same m1 v3 && same m2 v3 && same m3 v3'
 
 why
 # ---------------------------------------------------- 4. SIGTERM drains --
 
+section 4
 OUT=$WORK/out4
 serve v4 $((PORT + 3)) "$OUT" || { fail "recv --serve starts"; finish; }
 send d1 $((PORT + 3)) m1
@@ -292,8 +333,10 @@ for t in d1 d2; do wait_end "$t" 300 && [ "$END_RC" = 0 ] && good=$((good + 1));
 check "the running sources finish after SIGTERM ($good of 2)" [ "$good" = 2 ]
 wait_end v4 120
 check "recv exits 0 once they are done ($END_RC)" [ "$END_RC" = 0 ]
-check "the summary: 2 ok" [ "$(summary "$WORK/v4.out" sources_ok)" = 2 ]
-check "the drained images byte-identical" eval 'same "$OUT" m1 v4 && same "$OUT" 4 v4'
+facts v4
+check "the summary: 2 ok" [ "$(summary v4 sources_ok)" = 2 ]
+check "the drained images byte-identical" eval 'same m1 v4 && same 4 v4'
 
 why
+section end
 finish
