@@ -8,14 +8,18 @@
 #   CASE:   shapes | round_trips
 #   DEVICE: rxe | siw
 #
-#   shapes       every chunk size (1M, 4M, 32M, 256M, 1G), dynamic and
-#                pin-all: blocks whose lengths are not a multiple of the
-#                chunk (and shorter than one, at 256M and 1G), zero ranges
-#                that span chunk borders; recv verifies every block, and
-#                the outputs are compared byte for byte.
-#   round_trips  64 MiB of random data at 1M, 4M, 32M and 256M dynamic and
-#                32M pin-all: 32M needs at least 16x fewer REGISTER round
-#                trips than 1M; prints the seconds of each ("# timing").
+#   shapes       chunk sizes 1M, 4M, 32M and 1G, dynamic and pin-all:
+#                blocks whose lengths are not a multiple of the chunk (and
+#                shorter than one, at 1G), zero ranges that span chunk
+#                borders; recv verifies every block, and the outputs are
+#                compared byte for byte.  (256M is left out: every block
+#                here is shorter than 256M, so it takes 1G's path, one
+#                chunk per block.)
+#   round_trips  64 MiB of random data at 1M and 32M dynamic and 32M
+#                pin-all: 32M needs at least 16x fewer REGISTER round trips
+#                than 1M, and registers its second chunk ahead; prints the
+#                seconds of each ("# timing").  The other sizes and modes
+#                are shapes' (timing is the bench's).
 #
 # recv learns the source's chunk size from the image stream's (v2) header;
 # shapes also gives recv a --chunk-size that disagrees, which it refuses.
@@ -116,9 +120,10 @@ MIB=1048576
 case_shapes() {
 	local d=$WORK/in c flags mode out tag
 	mkdir -p "$d"
-	# random with zero ranges across the 1M, 4M and 32M borders; 40 MiB
-	# and 777 bytes: a multiple of no chunk size, shorter than 256M and 1G
-	head -c $((40 * MIB + 777)) /dev/urandom >"$d/mixed.bin"
+	# random with zero ranges across the 1M, 4M and 32M borders; 36 MiB
+	# and 777 bytes: a multiple of no chunk size, shorter than 1G, past
+	# the zero range over 32M
+	head -c $((36 * MIB + 777)) /dev/urandom >"$d/mixed.bin"
 	dd if=/dev/zero of="$d/mixed.bin" bs=4096 seek=$((3 * 256 - 5)) count=$((2 * 256 + 9)) \
 		conv=notrunc status=none # [3M - 20K, 5M + 16K): spans 4M
 	dd if=/dev/zero of="$d/mixed.bin" bs=$MIB seek=30 count=5 conv=notrunc status=none # spans 32M
@@ -131,7 +136,7 @@ case_shapes() {
 	truncate -s $((8 * MIB + 4097)) "$d/zero.bin"
 	head -c 4097 /dev/urandom >"$d/tiny.bin"
 	local files=("$d/mixed.bin" "$d/sparse.bin" "$d/zero.bin" "$d/tiny.bin")
-	for c in 1M 4M 32M 256M 1G; do
+	for c in 1M 4M 32M 1G; do
 		for mode in dynamic pin_all; do
 			flags=""
 			[ "$mode" = pin_all ] && flags=--pin-all
@@ -171,7 +176,7 @@ case_round_trips() {
 	local in out c tag rt1 rt32 mode flags
 	in=$WORK/rt.bin
 	head -c $((RT_MIB * MIB)) /dev/urandom >"$in"
-	for tag in 1M.dynamic 4M.dynamic 32M.dynamic 256M.dynamic 32M.pin_all 1M.pin_all; do
+	for tag in 1M.dynamic 32M.dynamic 32M.pin_all; do
 		c=${tag%%.*}
 		mode=${tag#*.}
 		flags=""
