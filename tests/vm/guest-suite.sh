@@ -15,8 +15,15 @@
 # 562 s against 835 s for the interop ones.  tests/CMakeLists.txt keeps the
 # kill trials alone (RUN_SERIAL) and cases that share ports apart
 # (RESOURCE_LOCK).
+# The guest runs the host's root with the host's environment (scripts/rdma-vm),
+# PATH included; a PATH through wrappers costs minutes there: pyenv's
+# python3 shim is a bash script that runs several more before python, 4 to
+# 12 s a start in the emulated guest against under 2 s for /usr/bin/python3,
+# and the device and interop scripts start python3 about a hundred times.
+# So both runs get the system's PATH.
 # Exits non-zero when either run does.
 set -uo pipefail
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 if [ $# -ne 3 ]; then
 	echo "usage: $0 BUILD_DIR DEVICE_JOBS INTEROP_JOBS" >&2
