@@ -472,8 +472,41 @@ int rdmig_send_error(struct rdmig_conn *c)
 	return ret;
 }
 
-int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
-		    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id)
+/*
+ * The bytes of RDMA WRITE that may be queued on the send queue at once, and
+ * the most one WR carries.  The destination sees no one-sided write; what
+ * tells it the source is alive is the next control message (with PIN_ALL
+ * the source's keep-alives), and on an RC QP that message waits behind
+ * every write posted before it.  Unbounded, a 32 MiB write on a lossy or
+ * slow path kept it from the destination for longer than its --timeout
+ * (docs/reliability.md).  Bounded, the destination hears from the source
+ * at least every keep-alive interval + WRITE_WINDOW / (the path's
+ * throughput): 4 MiB is 40 ms at 100 MB/s, 4 s at 1 MB/s.  4 MiB in flight
+ * is still many times the bandwidth-delay product of any RDMA path.
+ */
+#define WRITE_WINDOW (4u << 20)
+#define WRITE_PIECE (WRITE_WINDOW / 4)
+
+static bool write_window_room(const struct rdmig_conn *c, const void *arg)
+{
+	const uint32_t *len = arg;
+	uint64_t queued = c->sq_bytes_posted - c->sq_bytes_done;
+
+	return queued == 0 || queued + *len <= WRITE_WINDOW;
+}
+
+/* A write is signaled when asked, when the send queue needs one, or when
+ * WRITE_PIECE bytes went since the last signaled WR: the window then always
+ * holds a signaled write whose completion frees it. */
+static bool write_signaled(const struct rdmig_conn *c, bool force, uint32_t len)
+{
+	return force || rdmig__conn_sq_signal_due(c) ||
+	       c->sq_bytes_posted + len - c->bytes_at_last_signal >= WRITE_PIECE;
+}
+
+static int post_write_piece(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
+			    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id,
+			    bool *signaled_any)
 {
 	struct ibv_sge sge = {.addr = (uintptr_t)local, .length = len, .lkey = lkey};
 	struct ibv_send_wr wr = {
@@ -486,21 +519,47 @@ int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len
 	bool signaled;
 	int ret = rdmig__conn_sq_wait_room(c);
 
+	if (!ret && !write_window_room(c, &len))
+		ret = rdmig__conn_wait(c, write_window_room, &len, "room in the write window");
 	if (ret)
 		return ret;
 	if (c->disconnected)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
 				   "cannot write: the peer disconnected (%s)", c->disconnect_reason);
-	signaled = force_signal || rdmig__conn_sq_signal_due(c);
+	signaled = write_signaled(c, force_signal, len);
 	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
 	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret),
 				   "ibv_post_send (RDMA WRITE of %u bytes to 0x%llx): %s%s", len,
 				   (unsigned long long)remote, strerror(ret), qp_state_hint(c));
-	rdmig__conn_sq_record(c, signaled);
-	c->writes_signaled += signaled;
+	rdmig__conn_sq_record_write(c, signaled, len);
+	*signaled_any |= signaled;
 	return 0;
+}
+
+/* One write of the caller's becomes pieces of WRITE_PIECE at most, each
+ * with the caller's wr_id (it names the block and chunk of a failure); the
+ * caller's signal request goes to the last piece.  writes_signaled counts
+ * the caller's writes with a signaled piece. */
+int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
+		    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id)
+{
+	const uint8_t *at = local;
+	bool signaled = false;
+	int ret = 0;
+
+	do {
+		uint32_t piece = len > WRITE_PIECE ? WRITE_PIECE : len;
+
+		len -= piece;
+		ret = post_write_piece(c, at, piece, lkey, remote, rkey, force_signal && !len, wr_id,
+				       &signaled);
+		at += piece;
+		remote += piece;
+	} while (!ret && len);
+	c->writes_signaled += signaled;
+	return ret;
 }
 
 void rdmig_conn_counters(const struct rdmig_conn *c, struct rdmig_counters *out)

@@ -101,7 +101,8 @@ static void dispatch_send(struct rdmig_conn *c)
 {
 	if (!c->sig_count)
 		return; /* cannot happen: only signaled WRs complete successfully */
-	c->sq_completed = c->sig_ring[c->sig_head];
+	c->sq_completed = c->sig_ring[c->sig_head].seq;
+	c->sq_bytes_done = c->sig_ring[c->sig_head].bytes;
 	c->sig_head = (c->sig_head + 1) % c->opts.max_send_wr;
 	c->sig_count--;
 }
@@ -111,16 +112,24 @@ bool rdmig__conn_sq_signal_due(const struct rdmig_conn *c)
 	return c->sq_posted + 1 - c->last_signaled >= c->opts.max_send_wr / 4;
 }
 
-uint64_t rdmig__conn_sq_record(struct rdmig_conn *c, bool signaled)
+uint64_t rdmig__conn_sq_record_write(struct rdmig_conn *c, bool signaled, uint32_t bytes)
 {
 	uint64_t seq = ++c->sq_posted;
 
+	c->sq_bytes_posted += bytes;
 	if (signaled) {
-		c->sig_ring[(c->sig_head + c->sig_count) % c->opts.max_send_wr] = seq;
+		c->sig_ring[(c->sig_head + c->sig_count) % c->opts.max_send_wr] =
+			(struct sig_mark){.seq = seq, .bytes = c->sq_bytes_posted};
 		c->sig_count++;
 		c->last_signaled = seq;
+		c->bytes_at_last_signal = c->sq_bytes_posted;
 	}
 	return seq;
+}
+
+uint64_t rdmig__conn_sq_record(struct rdmig_conn *c, bool signaled)
+{
+	return rdmig__conn_sq_record_write(c, signaled, 0);
 }
 
 static bool sq_has_room(const struct rdmig_conn *c, const void *arg)

@@ -77,11 +77,21 @@ struct rdmig_conn {
 	 *   posted:    1  2  3  4  5  6  7        outstanding = posted - completed
 	 *   signaled:        *        *
 	 *   completion of 3  ->  completed = 3 (1, 2 were unsignaled)
+	 *
+	 * The bytes of RDMA WRITEs are counted the same way (sq_bytes_posted,
+	 * sq_bytes_done, and each signaled WR's mark in sig_ring), so that
+	 * rdmig__conn_post_write can keep the bytes queued ahead of the next
+	 * control message under RDMIG_WRITE_WINDOW (channel.c).
 	 */
 	struct recv_slot recv[2]; /* SLOT_READY, SLOT_DATA */
 	uint64_t sq_posted, sq_completed;
 	uint64_t last_signaled; /* sequence of the newest signaled WR */
-	uint64_t *sig_ring;     /* max_send_wr entries */
+	struct sig_mark {
+		uint64_t seq;   /* the signaled WR's sequence number */
+		uint64_t bytes; /* sq_bytes_posted once it was posted */
+	} *sig_ring;            /* max_send_wr entries */
+	uint64_t sq_bytes_posted, sq_bytes_done;
+	uint64_t bytes_at_last_signal; /* sq_bytes_posted at the newest signaled WR */
 	uint32_t sig_head, sig_count;
 	uint64_t send_buf_seq; /* sequence of the last copied control send */
 	uint64_t writes_signaled;
@@ -150,9 +160,11 @@ static inline uint64_t conn_sq_outstanding(const struct rdmig_conn *c)
 
 /* completion.c: whether the next send-side WR must be signaled so that no
  * window of max_send_wr/4 WRs goes without one (the queue can then always
- * drain); and recording a posted WR, which returns its sequence number. */
+ * drain); and recording a posted WR, which returns its sequence number
+ * (rdmig__conn_sq_record_write: an RDMA WRITE of `bytes`). */
 bool rdmig__conn_sq_signal_due(const struct rdmig_conn *c);
 uint64_t rdmig__conn_sq_record(struct rdmig_conn *c, bool signaled);
+uint64_t rdmig__conn_sq_record_write(struct rdmig_conn *c, bool signaled, uint32_t bytes);
 /* completion.c: wait until the send queue has room for one more WR. */
 int rdmig__conn_sq_wait_room(struct rdmig_conn *c);
 
