@@ -279,3 +279,115 @@ fl_case_end() {
 	[ "$fault" = memcg ] && { rmdir /sys/fs/cgroup/rdmig-faults 2>/dev/null || true; }
 	rm -rf "$out"
 }
+
+# ------------------------------------------------------------- the soak --
+
+# The open descriptors of PID (nothing when it is gone).
+fl_fd_count() {
+	local fds=("/proc/$1/fd/"*)
+	[ -e "${fds[0]}" ] && echo "${#fds[@]}"
+}
+
+# fl_soak DEVICE N M ROUNDS SECONDS: one `rdmig recv --serve` on rxe0 or
+# siw0, images of 4 MiB; after one migration to warm it up, N migrations back to back and
+# then ROUNDS times M at once, each image compared with the one sent and
+# removed, until done or SECONDS passed.  Sets FL_OUTCOME (completed: every
+# migration byte-identical and the server still up), FL_MS, FL_DETAIL (the
+# counts, recv's descriptors and pinned memory after the warm-up and after
+# the soak), FL_SOAK_LEAK (empty, or what grew).
+fl_soak() {
+	local dev=$1 n=$2 m=$3 rounds=$4 secs=$5 ip port out t0 now deadline
+	local pid fd0 pin0 fd1 pin1 done=0 failed=0 checked=0 i r tags=() tag
+	case $dev in rxe) ip=$RDMAVM_RXE_IP ;; siw) ip=$RDMAVM_SIW_IP ;; esac
+	FL_PORT=$((FL_PORT + 1))
+	port=$FL_PORT
+	out=$WORK/soak.$dev
+	mkdir -p "$out"
+	SOAK_IMG=$WORK/soak.bin
+	[ -s "$SOAK_IMG" ] || head -c $((4 * 1048576)) /dev/urandom >"$SOAK_IMG"
+	FL_OUTCOME=failed FL_SOAK_LEAK="" FL_MS=0
+	bg serve$port -- recv --serve --listen "$ip:$port" --out "$out" --max-sources "$m" \
+		--timeout "$FL_TIMEOUT" -v
+	for ((i = 0; i < 3000; i++)); do
+		has_line "$WORK/serve$port.err" 'recv: listening on' && break
+		ended serve$port && break
+		nap 0.01
+	done
+	pid=PID_serve$port
+	pid=${!pid}
+	fl_soak_one() { # TAG: start one send
+		bg "$1" -- send --to "$ip:$port" --timeout "$FL_TIMEOUT" "$SOAK_IMG"
+	}
+	# TAG...: wait for them, check each; failed counts what did not complete
+	fl_soak_check() {
+		local t
+		for t in "$@"; do
+			if wait_end "$t" 120 && [ "$END_RC" = 0 ]; then
+				done=$((done + 1))
+			else
+				failed=$((failed + 1))
+				[ -n "$FL_DETAIL" ] || FL_DETAIL="first failure: send $(fl_err "$t")"
+			fi
+		done
+	}
+	FL_DETAIL=""
+	fl_soak_one sw$port
+	fl_soak_check sw$port
+	# every migration's dir must hold the image sent: wait until those of
+	# the DONE migrations so far are there (the server writes a source's
+	# dir once it ended), compare and remove them
+	fl_soak_outputs() {
+		local d k
+		for ((k = 0; k < 1000; k++)); do
+			d=("$out"/*/)
+			[ -d "${d[0]}" ] || d=()
+			[ $((${#d[@]} + checked)) -lt "$done" ] || break
+			nap 0.02
+		done
+		for d in "$out"/*/; do
+			[ -d "$d" ] || continue
+			checked=$((checked + 1))
+			if ! cmp -s "$SOAK_IMG" "$d/soak.bin.img"; then
+				failed=$((failed + 1))
+				[ -n "$FL_DETAIL" ] || FL_DETAIL="first failure: $(basename "$d") differs or is missing"
+			fi
+			rm -rf "$d"
+		done
+	}
+	# give the server a moment to finish writing the last one
+	fl_soak_outputs
+	fd0=$(fl_fd_count "$pid")
+	pin0=$(awk '/^VmPin:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+	now_ms_to t0
+	deadline=$((t0 + secs * 1000))
+	for ((i = 0; i < n; i++)); do
+		now_ms_to now
+		[ "$now" -lt "$deadline" ] || break
+		fl_soak_one s$port.$i
+		fl_soak_check s$port.$i
+	done
+	for ((r = 0; r < rounds; r++)); do
+		now_ms_to now
+		[ "$now" -lt "$deadline" ] || break
+		tags=()
+		for ((i = 0; i < m; i++)); do
+			tag=c$port.$r.$i
+			fl_soak_one "$tag"
+			tags+=("$tag")
+		done
+		fl_soak_check "${tags[@]}"
+	done
+	now_ms_to now
+	FL_MS=$((now - t0))
+	fl_soak_outputs
+	fd1=$(fl_fd_count "$pid")
+	pin1=$(awk '/^VmPin:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+	[ "${fd1:-0}" -le "${fd0:-0}" ] || FL_SOAK_LEAK="$FL_SOAK_LEAK descriptors"
+	[ "${pin1:-0}" -le "${pin0:-0}" ] || FL_SOAK_LEAK="$FL_SOAK_LEAK pinned"
+	alive "$pid" && [ "$failed" = 0 ] && [ -n "$fd0" ] && [ -n "$fd1" ] && FL_OUTCOME=completed
+	alive "$pid" || FL_DETAIL="the server ended: $(fl_err serve$port) $FL_DETAIL"
+	kill -TERM "$pid" 2>/dev/null
+	wait_end serve$port 30 || kill -9 "$pid" 2>/dev/null
+	FL_DETAIL="$done migrations, $failed failed, in $((FL_MS / 1000)) s; recv's fds $fd0 -> $fd1, VmPin $pin0 -> $pin1 kB${FL_DETAIL:+; $FL_DETAIL}"
+	rm -rf "$out"
+}
