@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include "completion.h"
 #include "wrid.h"
 
@@ -473,35 +474,86 @@ int rdmig_send_error(struct rdmig_conn *c)
 }
 
 /*
- * The bytes of RDMA WRITE that may be queued on the send queue at once, and
- * the most one WR carries.  The destination sees no one-sided write; what
- * tells it the source is alive is the next control message (with PIN_ALL
- * the source's keep-alives), and on an RC QP that message waits behind
- * every write posted before it.  Unbounded, a 32 MiB write on a lossy or
- * slow path kept it from the destination for longer than its --timeout
- * (docs/reliability.md).  Bounded, the destination hears from the source
- * at least every keep-alive interval + WRITE_WINDOW / (the path's
- * throughput): 4 MiB is 40 ms at 100 MB/s, 4 s at 1 MB/s.  4 MiB in flight
- * is still many times the bandwidth-delay product of any RDMA path.
+ * The write window: the bytes of RDMA WRITE that may be queued on the send
+ * queue at once.  The destination sees no one-sided write; what tells it
+ * the source is alive is the next control message (with PIN_ALL the
+ * source's keep-alives), and on an RC QP that message waits behind every
+ * write posted before it.  Unbounded, a 32 MiB write on a lossy or slow
+ * path kept it from the destination for longer than its --timeout
+ * (docs/reliability.md, "Slow paths and --timeout").
+ *
+ * So the window holds what the path carries in a quarter of the timeout,
+ * at the rate its writes completed over the last WINDOW_MEASURE_MS, and at
+ * least WINDOW_MIN; one WR carries at most a quarter of the window.  A
+ * path that moves 4 MiB/s or more (every RDMA device at work) soon gets a
+ * window of tens of MiB or more at a 10 s timeout, and its writes go
+ * uncut as before; a slow one keeps 4 MiB queued, which reaches the
+ * destination within 4 MiB / its rate.  Without a timeout nothing is
+ * bounded.
  */
-#define WRITE_WINDOW (4u << 20)
-#define WRITE_PIECE (WRITE_WINDOW / 4)
+#define WINDOW_MIN (4ull << 20)
+#define WINDOW_MAX (1ull << 40)
+#define WINDOW_MEASURE_MS 100
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Size the window by the rate of the last measure: what completed since
+ * the mark, over the time since.  Time with an empty queue counts too, so
+ * a source busy elsewhere shrinks its window: the safe direction. */
+static void size_write_window(struct rdmig_conn *c)
+{
+	int64_t now = mono_ms(), elapsed;
+	uint64_t per_quarter;
+
+	if (c->opts.timeout_ms <= 0) {
+		c->write_window = WINDOW_MAX;
+		return;
+	}
+	if (!c->window_mark_ms || !c->write_window) {
+		c->write_window = WINDOW_MIN;
+		c->window_mark_ms = now;
+		c->window_mark_bytes = c->sq_bytes_done;
+		return;
+	}
+	elapsed = now - c->window_mark_ms;
+	if (elapsed < WINDOW_MEASURE_MS)
+		return;
+	per_quarter = (c->sq_bytes_done - c->window_mark_bytes) / (uint64_t)elapsed *
+		      (uint64_t)(c->opts.timeout_ms / 4);
+	c->write_window = per_quarter < WINDOW_MIN ? WINDOW_MIN :
+			  per_quarter > WINDOW_MAX ? WINDOW_MAX : per_quarter;
+	c->window_mark_ms = now;
+	c->window_mark_bytes = c->sq_bytes_done;
+}
+
+static uint32_t write_piece_max(const struct rdmig_conn *c)
+{
+	uint64_t quarter = c->write_window / 4;
+
+	return quarter > UINT32_MAX ? UINT32_MAX : (uint32_t)quarter;
+}
 
 static bool write_window_room(const struct rdmig_conn *c, const void *arg)
 {
 	const uint32_t *len = arg;
 	uint64_t queued = c->sq_bytes_posted - c->sq_bytes_done;
 
-	return queued == 0 || queued + *len <= WRITE_WINDOW;
+	return queued == 0 || queued + *len <= c->write_window;
 }
 
-/* A write is signaled when asked, when the send queue needs one, or when
- * WRITE_PIECE bytes went since the last signaled WR: the window then always
- * holds a signaled write whose completion frees it. */
+/* A write is signaled when asked, when the send queue needs one, or when a
+ * quarter of the window went since the last signaled WR: the window then
+ * always holds a signaled write whose completion frees it. */
 static bool write_signaled(const struct rdmig_conn *c, bool force, uint32_t len)
 {
 	return force || rdmig__conn_sq_signal_due(c) ||
-	       c->sq_bytes_posted + len - c->bytes_at_last_signal >= WRITE_PIECE;
+	       c->sq_bytes_posted + len - c->bytes_at_last_signal >= write_piece_max(c);
 }
 
 static int post_write_piece(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
@@ -538,7 +590,7 @@ static int post_write_piece(struct rdmig_conn *c, const void *local, uint32_t le
 	return 0;
 }
 
-/* One write of the caller's becomes pieces of WRITE_PIECE at most, each
+/* One write of the caller's becomes pieces of a quarter window at most, each
  * with the caller's wr_id (it names the block and chunk of a failure); the
  * caller's signal request goes to the last piece.  writes_signaled counts
  * the caller's writes with a signaled piece. */
@@ -549,8 +601,9 @@ int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len
 	bool signaled = false;
 	int ret = 0;
 
+	size_write_window(c);
 	do {
-		uint32_t piece = len > WRITE_PIECE ? WRITE_PIECE : len;
+		uint32_t piece_max = write_piece_max(c), piece = len > piece_max ? piece_max : len;
 
 		len -= piece;
 		ret = post_write_piece(c, at, piece, lkey, remote, rkey, force_signal && !len, wr_id,

@@ -80,8 +80,8 @@ struct rdmig_conn {
 	 *
 	 * The bytes of RDMA WRITEs are counted the same way (sq_bytes_posted,
 	 * sq_bytes_done, and each signaled WR's mark in sig_ring), so that
-	 * rdmig__conn_post_write can keep the bytes queued ahead of the next
-	 * control message under RDMIG_WRITE_WINDOW (channel.c).
+	 * rdmig__conn_post_write can bound the bytes queued ahead of the next
+	 * control message (the write window, channel.c).
 	 */
 	struct recv_slot recv[2]; /* SLOT_READY, SLOT_DATA */
 	uint64_t sq_posted, sq_completed;
@@ -92,6 +92,11 @@ struct rdmig_conn {
 	} *sig_ring;            /* max_send_wr entries */
 	uint64_t sq_bytes_posted, sq_bytes_done;
 	uint64_t bytes_at_last_signal; /* sq_bytes_posted at the newest signaled WR */
+	/* the write window (channel.c): its size, and the mark its rate is
+	 * measured from */
+	uint64_t write_window;
+	int64_t window_mark_ms;
+	uint64_t window_mark_bytes;
 	uint32_t sig_head, sig_count;
 	uint64_t send_buf_seq; /* sequence of the last copied control send */
 	uint64_t writes_signaled;
