@@ -363,15 +363,15 @@ fl_soak() {
 	for ((i = 0; i < n; i++)); do
 		now_ms_to now
 		[ "$now" -lt "$deadline" ] || break
-		fl_soak_one s$port.$i
-		fl_soak_check s$port.$i
+		fl_soak_one s${port}_$i
+		fl_soak_check s${port}_$i
 	done
 	for ((r = 0; r < rounds; r++)); do
 		now_ms_to now
 		[ "$now" -lt "$deadline" ] || break
 		tags=()
 		for ((i = 0; i < m; i++)); do
-			tag=c$port.$r.$i
+			tag=c${port}_${r}_$i
 			fl_soak_one "$tag"
 			tags+=("$tag")
 		done
