@@ -556,6 +556,21 @@ static bool write_signaled(const struct rdmig_conn *c, bool force, uint32_t len)
 	       c->sq_bytes_posted + len - c->bytes_at_last_signal >= write_piece_max(c);
 }
 
+/* Wait until len more bytes fit the window.  The window may have shrunk
+ * below writes posted unsignaled under a larger one, which complete only
+ * with a later signaled WR: post one first (as the flush does). */
+static int wait_window_room(struct rdmig_conn *c, uint32_t len)
+{
+	int ret = 0;
+
+	if (c->last_signaled != c->sq_posted) {
+		ret = rdmig__conn_sq_wait_room(c);
+		if (!ret)
+			ret = post_flush(c);
+	}
+	return ret ? ret : rdmig__conn_wait(c, write_window_room, &len, "room in the write window");
+}
+
 static int post_write_piece(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
 			    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id,
 			    bool *signaled_any)
@@ -572,7 +587,7 @@ static int post_write_piece(struct rdmig_conn *c, const void *local, uint32_t le
 	int ret = rdmig__conn_sq_wait_room(c);
 
 	if (!ret && !write_window_room(c, &len))
-		ret = rdmig__conn_wait(c, write_window_room, &len, "room in the write window");
+		ret = wait_window_room(c, len);
 	if (ret)
 		return ret;
 	if (c->disconnected)
