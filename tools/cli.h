@@ -271,6 +271,9 @@ struct recv_args {
 	/* what the default --max-total was chosen from (recv_open_out) */
 	uint64_t mem_available, disk_free;
 	struct cli_allow allow;
+	/* recv_accept's marks (rdmig_monotonic_seconds), for the budget:
+	 * listening, and the last connection request that came */
+	double t_listening, t_request;
 };
 #define RECV_OPTIONS                                                                               \
 	{"listen", required_argument, NULL, 'l'},    {"out", required_argument, NULL, 'o'},       \

@@ -216,6 +216,7 @@ static int sink_write(void *ctx, uint32_t i, uint64_t offset, const void *data, 
 {
 	struct recv_state *s = ctx;
 	const uint8_t *p = data;
+	double t0 = rdmig_monotonic_seconds();
 
 	for (size_t off = 0; off < len; off += IMAGE_PIECE) {
 		size_t n = len - off < IMAGE_PIECE ? len - off : IMAGE_PIECE;
@@ -223,6 +224,8 @@ static int sink_write(void *ctx, uint32_t i, uint64_t offset, const void *data, 
 		if (out_write_chunk(&s->rb[i].img, offset + off, p + off, n))
 			return errno ? -errno : -EIO;
 	}
+	atomic_fetch_add(&s->copy_ns,
+			 (uint_least64_t)((rdmig_monotonic_seconds() - t0) * 1e9));
 	return 0;
 }
 
@@ -291,9 +294,11 @@ int recv_receive(struct recv_state *s)
 	o.max_total = s->a.max_total;
 	o.verify = !s->verify_off;
 	o.hash_threads = cli_hash_threads();
+	s->t_run = rdmig_monotonic_seconds();
 	if ((ret = rdmig_images_dest_create(s->conn, &o, &sink, &s->dest)))
 		return ret;
 	ret = rdmig_images_dest_run(s->dest, on_progress, s);
+	s->t_run_end = rdmig_monotonic_seconds();
 	s->ist.size = sizeof(s->ist);
 	rdmig_images_dest_stats(s->dest, &s->ist);
 	s->st.size = sizeof(s->st);
@@ -380,6 +385,7 @@ static bool vanished_before_a_word(const struct recv_state *s, int ret)
 static int accept_again(struct recv_state *s)
 {
 	static const char *const fixed[] = {"stream.bin", NULL};
+	int ret;
 
 	if (s->a.m.verbose)
 		fprintf(stderr, "recv: a connection ended before its first message "
@@ -394,12 +400,17 @@ static int accept_again(struct recv_state *s)
 	if (recv_open_out(&s->a, fixed, s->err, sizeof(s->err)))
 		return -1;
 	cli_phase("accept");
-	return rdmig_accept(s->l, &s->conn);
+	if ((ret = rdmig_accept(s->l, &s->conn)))
+		return ret;
+	s->t_accepted = rdmig_monotonic_seconds();
+	return 0;
 }
 
 int cmd_recv(int argc, char **argv)
 {
 	struct recv_state s;
+	struct json_object *o = NULL;
+	struct cli_budget b;
 	int ret;
 
 	static const char *const fixed[] = {"stream.bin", NULL};
@@ -420,6 +431,7 @@ int cmd_recv(int argc, char **argv)
 	}
 	cli_phase("accept");
 	if (!(ret = recv_accept(&s.a, &s.l, &s.conn))) {
+		s.t_accepted = rdmig_monotonic_seconds();
 		cli_phase("migrate");
 		ret = recv_receive(&s);
 		for (unsigned again = 0; ret && vanished_before_a_word(&s, ret) &&
@@ -434,10 +446,19 @@ int cmd_recv(int argc, char **argv)
 	if (ret)
 		ret = recv_failed(&s, ret);
 	/* an interrupted run's object is the short one (cli_run_end) */
+	/* the summary is built while the handles exist; the budget ends
+	 * after their teardown */
 	if (s.a.m.json && !cli_cancelled() && (!ret || s.ist.blocks_mismatched))
-		print_json(&s);
+		o = recv_json(&s);
 	else if (!ret)
 		print_human(&s);
 	cleanup(&s);
+	recv_budget(&s, rdmig_monotonic_seconds(), &b);
+	if (o) {
+		cj_add(o, "budget", cj_budget(&b, true));
+		cj_summary_print(o);
+	} else if (!ret && s.a.m.verbose) {
+		cli_budget_print(stdout, "recv", &b, true);
+	}
 	return ret;
 }

@@ -85,14 +85,24 @@ int recv_prepare(struct rdmig_opts *opts, char *err, size_t errlen)
 	return cli_memlock_check("recv", NULL, &need, err, errlen) < 0 ? -1 : 0;
 }
 
+/* Every connection request passes here first: its time ends the wait for
+ * a source (the budget's idle), then --allow has its say. */
+static bool note_request(void *ctx, const struct sockaddr *source)
+{
+	struct recv_args *a = ctx;
+
+	a->t_request = rdmig_monotonic_seconds();
+	return !a->allow.n || cli_allow_filter(&a->allow, source);
+}
+
 int recv_accept(struct recv_args *a, struct rdmig_listener **l, struct rdmig_conn **conn)
 {
 	int ret;
 
 	if ((ret = rdmig_listener_create(&a->m.opts, l)) || (ret = rdmig_listen(*l, a->host, a->port)))
 		return ret;
-	if (a->allow.n)
-		rdmig_listener_set_filter(*l, cli_allow_filter, &a->allow);
+	a->t_listening = rdmig_monotonic_seconds();
+	rdmig_listener_set_filter(*l, note_request, a);
 	if (a->m.verbose || isatty(STDERR_FILENO))
 		fprintf(stderr, "recv: listening on %s%s%s:%u\n", strchr(a->host, ':') ? "[" : "",
 			a->host, strchr(a->host, ':') ? "]" : "", rdmig_listener_port(*l));

@@ -46,7 +46,33 @@ static double transfer_seconds(const struct recv_state *s)
 	return s->ist.header_seconds + s->ist.transfer_seconds;
 }
 
-void print_json(const struct recv_state *s)
+/*
+ * Where the run's time went (cli_budget.h): the library's phases
+ * (rdmig_images_stats) between the tool's marks.  The receiver registers
+ * its memory during the transfer (all of it at the source's RAM_BLOCKS
+ * request with pin-all, chunk by chunk at its REGISTER_REQUESTs without):
+ * the transfer is split into that and the rest.  The copy into the image
+ * files happens during the transfer too, span by span on the hashing
+ * threads as each span is checked (the sink's write): "copy_busy" says
+ * how long, summed over the threads, beside the phases, not in them.
+ */
+void recv_budget(const struct recv_state *s, double t_cleaned, struct cli_budget *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->idle = s->a.t_request - s->a.t_listening;
+	cli_budget_add(b, "start", s->a.t_listening - cli_t_main);
+	cli_budget_add(b, "connect", s->t_accepted - s->a.t_request);
+	/* the wait for the source's header is in it: the source's setup */
+	cli_budget_add(b, "setup", s->t_run - s->t_accepted + s->ist.header_seconds);
+	cli_budget_add(b, "register", s->st.register_seconds);
+	cli_budget_add(b, "transfer", s->ist.transfer_seconds - s->st.register_seconds);
+	cli_budget_add(b, "hash_wait", s->ist.hash_wait_seconds);
+	cli_budget_add(b, "commit", s->ist.commit_seconds);
+	cli_budget_add(b, "teardown", s->ist.teardown_seconds + t_cleaned - s->t_run_end);
+	cli_budget_close(b, t_cleaned);
+}
+
+struct json_object *recv_json(const struct recv_state *s)
 {
 	double secs = transfer_seconds(s);
 	struct json_object *o = cj_summary();
@@ -73,8 +99,9 @@ void print_json(const struct recv_state *s)
 	cj_u64(o, "register_requests", s->st.register_requests);
 	cj_u64(o, "chunks_registered", s->st.chunks_registered);
 	cj_fixed(o, "register_seconds", s->st.register_seconds, 6);
+	cj_fixed(o, "copy_busy_seconds", (double)atomic_load(&s->copy_ns) / 1e9, 6);
 	mig_json_conn(o, s->conn);
-	cj_summary_print(o);
+	return o;
 }
 
 void print_human(const struct recv_state *s)

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "cli_budget.h"
 #include "cli_json.h"
 #include "send_files.h"
 
@@ -53,6 +54,9 @@ struct send_state {
 	struct rdmig_images_stats ist;
 	bool pin_local;             /* our blocks registered whole (rdmig_source_set_pin_local) */
 	double t_start, t_end;
+	/* the budget's marks (rdmig_monotonic_seconds): connect begins, the
+	 * connection is up, the images source runs, it returned */
+	double t_connect, t_connected, t_run, t_run_end;
 	char err[512];
 };
 
@@ -206,11 +210,13 @@ static int migrate(struct send_state *s)
 	if (early < 0)
 		return -1;
 	cli_phase("connect");
+	s->t_connect = rdmig_monotonic_seconds();
 	if ((ret = rdmig_conn_create(&s->a.m.opts, &s->conn)))
 		return ret;
 	s->t_start = rdmig_monotonic_seconds(); /* the transfer: connect .. end of iteration */
 	if ((ret = rdmig_connect(s->conn, s->a.host, s->a.port)))
 		return ret;
+	s->t_connected = rdmig_monotonic_seconds();
 	cli_phase("migrate");
 	rdmig_conn_caps(s->conn, &caps);
 	if (early == 1 &&
@@ -220,7 +226,9 @@ static int migrate(struct send_state *s)
 	if ((ret = rdmig_images_source_create(s->conn, s->in.items, (uint32_t)s->a.nfiles, &o,
 					      &s->src)))
 		return ret;
+	s->t_run = rdmig_monotonic_seconds();
 	ret = rdmig_images_source_run(s->src, on_progress, s);
+	s->t_run_end = rdmig_monotonic_seconds();
 	s->ist.size = sizeof(s->ist);
 	rdmig_images_source_stats(s->src, &s->ist);
 	/* the transfer ends when the data and its digests are ready: before
@@ -248,7 +256,31 @@ static struct json_object *json_blocks(const struct send_state *s)
 	return arr;
 }
 
-static void print_json(const struct send_state *s, const struct rdmig_engine_stats *st)
+/*
+ * Where the run's time went (cli_budget.h), once cleanup() is done: the
+ * library's phases (rdmig_images_stats) between the tool's own marks.
+ * The source never waits for its hashing threads before the end of the
+ * data (the records of the spans hashed by then go with the writes): the
+ * writes are the transfer minus the wait for REGISTER_RESULTs.
+ */
+static void send_budget(const struct send_state *s, const struct rdmig_engine_stats *st,
+			double t_cleaned, struct cli_budget *b)
+{
+	memset(b, 0, sizeof(*b));
+	cli_budget_add(b, "start", s->t_connect - cli_t_main);
+	cli_budget_add(b, "connect", s->t_connected - s->t_connect);
+	cli_budget_add(b, "setup", s->t_run - s->t_connected + s->ist.header_seconds);
+	cli_budget_add(b, "register_wait", st->register_wait_seconds);
+	cli_budget_add(b, "writes", s->ist.transfer_seconds - st->register_wait_seconds);
+	cli_budget_add(b, "hash_wait", s->ist.hash_wait_seconds);
+	cli_budget_add(b, "commit", s->ist.commit_seconds);
+	cli_budget_add(b, "teardown", s->ist.teardown_seconds + t_cleaned - s->t_run_end);
+	cli_budget_close(b, t_cleaned);
+}
+
+/* The summary without its budget, which cleanup() has yet to end. */
+static struct json_object *send_json(const struct send_state *s,
+				     const struct rdmig_engine_stats *st)
 {
 	double secs = s->t_end - s->t_start;
 	struct json_object *o = cj_summary();
@@ -273,7 +305,7 @@ static void print_json(const struct send_state *s, const struct rdmig_engine_sta
 	cj_bool(o, "pin_local", s->pin_local);
 	cj_u64(o, "chunks_registered", st->chunks_registered);
 	mig_json_conn(o, s->conn);
-	cj_summary_print(o);
+	return o;
 }
 
 static void print_human(const struct send_state *s, const struct rdmig_engine_stats *st)
@@ -365,6 +397,8 @@ int cmd_send(int argc, char **argv)
 {
 	struct send_state s;
 	struct rdmig_engine_stats st = {.size = sizeof(st)};
+	struct json_object *o = NULL;
+	struct cli_budget b;
 	int ret;
 
 	cli_run_begin("send", "files", "send", argc, argv);
@@ -396,10 +430,19 @@ int cmd_send(int argc, char **argv)
 		return ret;
 	}
 	rdmig_images_source_engine_stats(s.src, &st);
+	/* the summary is built while the handles exist; the budget ends
+	 * after their teardown */
 	if (s.a.m.json)
-		print_json(&s, &st);
+		o = send_json(&s, &st);
 	else
 		print_human(&s, &st);
 	cleanup(&s);
+	send_budget(&s, &st, rdmig_monotonic_seconds(), &b);
+	if (o) {
+		cj_add(o, "budget", cj_budget(&b, false));
+		cj_summary_print(o);
+	} else if (s.a.m.verbose) {
+		cli_budget_print(stdout, "send", &b, false);
+	}
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "cli_budget.h"
 #include "cli_qemu.h"
 
 struct command {
@@ -79,6 +80,7 @@ int main(int argc, char **argv)
 {
 	int status;
 
+	cli_t_main = rdmig_monotonic_seconds(); /* the budgets' 0 (cli_budget.h) */
 	if (argc < 2) {
 		fprintf(stderr, "rdmig: a command is needed: probe, pong, ping, send, recv or "
 				"version (see rdmig --help)\n");

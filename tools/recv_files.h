@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include "cli.h"
+#include "cli_budget.h"
 #include <rdmig/images.h>
 
 /* One block's image file. */
@@ -45,6 +46,12 @@ struct recv_state {
 	bool verify_off;           /* --verify off */
 	bool sink_failed;          /* the failure was our sink's (cli_recv.c) */
 	struct recv_serve_hooks *serve; /* NULL: plain recv */
+	/* the budget (cli_budget.h): the sink's copies into the image files,
+	 * busy time summed over the hashing threads that make them while the
+	 * data lands; and the marks: accepted, the images destination
+	 * created, its run returned (rdmig_monotonic_seconds) */
+	atomic_uint_least64_t copy_ns;
+	double t_accepted, t_run, t_run_end;
 	char err[768];
 };
 
@@ -57,7 +64,10 @@ const char *recv_failure_message(struct recv_state *s, int ret, char *buf, size_
 void recv_remove_outputs(struct recv_state *s);
 
 /* cli_recv_report.c */
-void print_json(const struct recv_state *s);
+/* The JSON summary, without its budget (added once the handles are gone). */
+struct json_object *recv_json(const struct recv_state *s);
+/* The budget of a run whose handles were torn down at t_cleaned. */
+void recv_budget(const struct recv_state *s, double t_cleaned, struct cli_budget *b);
 void print_human(const struct recv_state *s);
 /* Each block whose spans did not match: one line on stderr; the count. */
 int report_mismatches(const struct recv_state *s);

@@ -15,6 +15,10 @@ objects inside an array or object member.  A section lists members as
 "*name* (type[, failure only | optional])" terms, and may take in another
 section's with "Also the members of *name*.".
 
+A "budget" object (a section "SECTION: budget") must also add up: its
+phases, every member but "total" and "idle", sum to "total" (to the
+rounding of their six decimals), and none is negative.
+
 A success object must have every member of its sections that is neither
 "failure only" nor "optional", with the documented type, and no member the
 page does not document; a failure object must have the head, "phase" and
@@ -81,6 +85,21 @@ def type_ok(value, spec):
     }.get(base, False)
 
 
+def check_budget(obj, where, errors):
+    """A time budget's phases add up to its total; none is negative."""
+    phases = {k: v for k, v in obj.items() if k not in ("total", "idle")}
+    nums = [v for v in list(phases.values()) + [obj.get("total"), obj.get("idle", 0)]
+            if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(nums) != len(phases) + 2:
+        return  # a missing or mistyped member is reported as such
+    for key, value in list(phases.items()) + [("idle", obj.get("idle", 0))]:
+        if value < -1e-5:
+            errors.append("%s.%s: %r seconds, negative" % (where, key, value))
+    total = sum(phases.values())
+    if abs(total - obj["total"]) > 1e-6 * (len(phases) + 1):
+        errors.append("%s: the phases add up to %.6f, not total %r" % (where, total, obj["total"]))
+
+
 def check_object(schema, section, obj, where, strict, errors):
     """Check obj against section; strict: every required member present."""
     members = members_of(schema, section)
@@ -99,6 +118,8 @@ def check_object(schema, section, obj, where, strict, errors):
         if isinstance(value, dict) and (section + ": " + key) in schema:
             check_object(schema, section + ": " + key, value, where + "." + key, True,
                          errors)
+            if key == "budget":
+                check_budget(value, where + "." + key, errors)
         sub = "%s: %s[]" % (section, key)
         if isinstance(value, list) and sub in schema:
             for i, item in enumerate(value):

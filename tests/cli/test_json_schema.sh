@@ -133,6 +133,24 @@ for b in "${broken[@]}"; do
 		ok "check_json.py refuses broken object $i"
 	fi
 done
+# a budget's phases add up to its total, none negative (the checker's
+# own arithmetic: a failure object may carry any documented member)
+fail_head='"schema": 1, "command": "send", "mode": "files", "rdmig_version": "x", "ok": false, "phase": "migrate", "error": { "code": "c", "message": "m" }'
+phases='"start": 0.010000, "connect": 0.020000, "setup": 0.030000, "register_wait": 0.000000, "writes": 1.000000, "hash_wait": 0.000001, "commit": 0.000100, "teardown": 0.100000'
+echo "{ $fail_head, \"budget\": { $phases, \"other\": 0.000002, \"total\": 1.160103 } }" >"$WORK/budget.json"
+if python3 "$CHECK" "$MAN" "$WORK/budget.json" >"$WORK/check" 2>&1; then
+	ok "check_json.py takes a budget that adds up"
+else
+	bad "check_json.py refuses a budget that adds up: $(cat "$WORK/check")"
+fi
+for b in '"other": 0.000002, "total": 1.2' '"other": -0.1, "total": 1.060101' '"total": 1.160101'; do
+	echo "{ $fail_head, \"budget\": { $phases, $b } }" >"$WORK/budget-bad.json"
+	if python3 "$CHECK" "$MAN" "$WORK/budget-bad.json" >/dev/null 2>&1; then
+		bad "check_json.py takes a broken budget: $b"
+	else
+		ok "check_json.py refuses a budget with $b"
+	fi
+done
 printf '%s\n%s\n' "$base" "$base" >"$WORK/two.json"
 python3 "$CHECK" "$MAN" "$WORK/two.json" >/dev/null && bad "check_json.py takes two objects" ||
 	ok "check_json.py refuses two objects"
