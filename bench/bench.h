@@ -32,10 +32,15 @@ int bench_split_addr(const char *s, char *host, size_t hl, char *port, size_t pl
 void bench_opts(const struct bench_args *a, struct rdmig_opts *o);
 /* Connect to a->addr with o, retrying for 10 s while the server starts. */
 int bench_connect(const struct bench_args *a, const struct rdmig_opts *o, struct rdmig_conn **c);
-/* Create a listener on a->addr and accept one connection. */
+/* Create a listener on a->addr and accept one connection; the times it
+ * listened and the connection request came go to bench_t_listening and
+ * bench_t_request (rdmig_monotonic_seconds), for the budget. */
 int bench_accept(const struct bench_args *a, const struct rdmig_opts *o, struct rdmig_listener **l,
 		 struct rdmig_conn **c);
 double bench_now_us(void);
+/* rdmig_monotonic_seconds() at main()'s entry: a budget's 0; and the
+ * marks of bench_accept. */
+extern double bench_t_main, bench_t_listening, bench_t_request;
 /* Print "rdmig-bench: what: msg" and return exit status 1. */
 int bench_die(const char *what, const char *msg);
 
@@ -47,6 +52,17 @@ struct json_object *bj_fixed(double v, int decimals);
 void bj_add_fixed(struct json_object *o, const char *key, double v, int decimals);
 void bj_add_str(struct json_object *o, const char *key, const char *s);
 void bj_add_int(struct json_object *o, const char *key, int64_t v);
+/* A time budget, as rdmig send's and recv's (rdmig-json(7), "budget"):
+ * phases that follow one another, from main()'s entry; "other" is what
+ * they leave of end - bench_t_main - idle, the total.  A negative idle is
+ * left out (a sender has none). */
+struct bench_budget {
+	unsigned n;
+	const char *name[12];
+	double seconds[12];
+};
+void bb_add(struct bench_budget *b, const char *name, double seconds);
+struct json_object *bj_budget(const struct bench_budget *b, double end, double idle);
 /* o on one line and a newline into f; frees o.  0, or -1 after a note. */
 int bj_write(FILE *f, struct json_object *o);
 

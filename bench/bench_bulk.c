@@ -17,6 +17,12 @@
  * the same now) adds XXH64 span digests on one hashing thread beside the
  * transfer: what hashing costs the sender.
  *
+ * Both sides print a "budget" as rdmig send and recv do (rdmig-json(7)):
+ * seconds per phase from main()'s entry, the teardown included, so that
+ * the engine, the tool and QEMU line up phase by phase in the bench's
+ * report.  The receiver's phases are the bare engine's: no header, no
+ * hashing, no files; its "compare" is the bench's check below.
+ *
  * Both sides run in one guest and read the same file: the receiver learns
  * the block's length from it and, after its clock stopped, compares what
  * arrived with it (memcmp), so a fast wrong answer cannot pass.
@@ -37,6 +43,9 @@
 
 struct send_times {
 	double setup_us, total_us, hash_seconds;
+	/* the budget's marks (rdmig_monotonic_seconds): connect begins, the
+	 * connection is up, the header and setup are done, the run returned */
+	double connect, connected, set_up, run_end;
 };
 
 /* The file both sides read, mapped read-only. */
@@ -109,9 +118,30 @@ static void json_conn(struct json_object *o, const struct rdmig_conn *c)
 
 static const char *const hash_name[] = {"none", "inline", "thread"};
 
-static int print_send_json(FILE *f, const struct bench_args *a, const struct rdmig_conn *c,
-			   const struct rdmig_engine_stats *st, uint64_t total,
-			   const struct send_times *t, const uint8_t digest[RDMIG_DIGEST_MAX])
+/* The sender's budget, as rdmig send's (tools/cli_send.c), once the
+ * handles are gone (t_cleaned). */
+static struct json_object *send_budget(const struct send_times *t,
+				       const struct rdmig_images_stats *ist,
+				       const struct rdmig_engine_stats *st, double t_cleaned)
+{
+	struct bench_budget b = {0};
+
+	bb_add(&b, "start", t->connect - bench_t_main);
+	bb_add(&b, "connect", t->connected - t->connect);
+	bb_add(&b, "setup", t->set_up - t->connected);
+	bb_add(&b, "register_wait", st->register_wait_seconds);
+	bb_add(&b, "writes", ist->transfer_seconds - st->register_wait_seconds);
+	bb_add(&b, "hash_wait", ist->hash_wait_seconds);
+	bb_add(&b, "commit", ist->commit_seconds);
+	bb_add(&b, "teardown", ist->teardown_seconds + t_cleaned - t->run_end);
+	return bj_budget(&b, t_cleaned, -1);
+}
+
+/* The summary, without its budget (added after the teardown). */
+static struct json_object *send_json(const struct bench_args *a, const struct rdmig_conn *c,
+				     const struct rdmig_engine_stats *st, uint64_t total,
+				     const struct send_times *t,
+				     const uint8_t digest[RDMIG_DIGEST_MAX])
 {
 	struct json_object *o = json_object_new_object();
 	char hex[RDMIG_DIGEST_HEX_MAX];
@@ -139,7 +169,7 @@ static int print_send_json(FILE *f, const struct bench_args *a, const struct rdm
 	bj_add_fixed(o, "register_seconds", st->register_seconds, 6);
 	bj_add_int(o, "register_threads", (int64_t)st->register_threads);
 	json_conn(o, c);
-	return bj_write(f, o);
+	return o;
 }
 
 /* The image-set source (rdmig/images.h) as rdmig send sets it up, with
@@ -166,6 +196,7 @@ int bench_bulk_send(const struct bench_args *a)
 	struct rdmig_images_event ev;
 	struct rdmig_opts o;
 	struct send_times t = {0};
+	struct json_object *out = NULL;
 	double t0;
 	int ret = 1;
 	FILE *json;
@@ -177,8 +208,10 @@ int bench_bulk_send(const struct bench_args *a)
 	o.chunk_size = a->chunk_size ? a->chunk_size : BENCH_DEFAULT_CHUNK;
 	source_opts(a, &so);
 	t0 = bench_now_us(); /* as `rdmig send`: connect .. end of the iteration */
+	t.connect = t0 / 1e6;
 	if (bench_connect(a, &o, &c))
 		goto out;
+	t.connected = rdmig_monotonic_seconds();
 	if (rdmig_images_source_create(c, &(struct rdmig_images_item){"bulk", file.p, file.len}, 1,
 				       &so, &s) ||
 	    rdmig_images_source_step(s, &ev)) {
@@ -186,26 +219,32 @@ int bench_bulk_send(const struct bench_args *a)
 		goto out;
 	}
 	t.setup_us = bench_now_us() - t0;
+	t.set_up = rdmig_monotonic_seconds();
 	if (rdmig_images_source_run(s, NULL, NULL)) {
 		bench_die("bulk-send", rdmig_images_source_errmsg(s));
 		goto out;
 	}
+	t.run_end = rdmig_monotonic_seconds();
 	rdmig_images_source_stats(s, &ist);
 	/* the digests are due with the end of the migration: before the
 	 * trailer and the teardown */
 	t.total_us = bench_now_us() - t0 - (ist.commit_seconds + ist.teardown_seconds) * 1e6;
 	t.hash_seconds = ist.hash_seconds;
 	rdmig_images_source_engine_stats(s, &st);
-	json = open_json(a);
-	if (json) {
-		ret = print_send_json(json, a, c, &st, file.len, &t,
-				      rdmig_images_source_blocks(s)[0].digest) ? 1 : 0;
-		close_json(a, json);
-	}
+	out = send_json(a, c, &st, file.len, &t, rdmig_images_source_blocks(s)[0].digest);
 out:
 	rdmig_images_source_destroy(s);
 	rdmig_conn_destroy(c); /* the disconnect ends the receiver's loop */
 	unmap_file(&file);
+	if (out && (json = open_json(a))) {
+		/* the teardown is in the budget: the object goes out after it */
+		json_object_object_add(out, "budget",
+				       send_budget(&t, &ist, &st, rdmig_monotonic_seconds()));
+		ret = bj_write(json, out) ? 1 : 0;
+		close_json(a, json);
+	} else {
+		json_object_put(out);
+	}
 	return ret;
 }
 
@@ -225,6 +264,26 @@ static int receive_all(struct rdmig_dest *d)
 	}
 }
 
+/* The receiver's summary, without its budget (added after the teardown). */
+static struct json_object *recv_json(const struct bench_args *a, const struct rdmig_conn *c,
+				     const struct rdmig_engine_stats *st, uint64_t total,
+				     double seconds, bool same)
+{
+	struct json_object *out = json_object_new_object();
+
+	bj_add_str(out, "command", "bulk-recv");
+	bj_add_str(out, "file", a->file);
+	bj_add_int(out, "bytes_total", (int64_t)total);
+	bj_add_fixed(out, "seconds", seconds, 6);
+	json_object_object_add(out, "verified", json_object_new_boolean(same));
+	bj_add_int(out, "register_requests", (int64_t)st->register_requests);
+	bj_add_int(out, "bytes_compressed", (int64_t)st->bytes_compressed);
+	bj_add_int(out, "chunks_registered", (int64_t)st->chunks_registered);
+	bj_add_fixed(out, "register_seconds", st->register_seconds, 6);
+	json_conn(out, c);
+	return out;
+}
+
 int bench_bulk_recv(const struct bench_args *a)
 {
 	struct mapped_file file = {0};
@@ -234,9 +293,11 @@ int bench_bulk_recv(const struct bench_args *a)
 	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	struct rdmig_opts o;
 	uint8_t *mem = MAP_FAILED;
-	double t0, t_end;
+	double t0, t_end, t_accepted, t_set_up = 0, t_compared = 0;
+	struct json_object *out = NULL;
+	struct bench_budget b = {0};
 	FILE *json;
-	int ret = 1, same, written;
+	int ret = 1, same = 0;
 
 	if (map_file(a->file, &file))
 		return 1;
@@ -251,36 +312,27 @@ int bench_bulk_recv(const struct bench_args *a)
 	if (bench_accept(a, &o, &l, &c))
 		goto out;
 	t0 = bench_now_us();
+	t_accepted = t0 / 1e6;
 	if (rdmig_dest_create(c, &d) ||
 	    rdmig_dest_set_chunk_size(d, a->chunk_size ? a->chunk_size : BENCH_DEFAULT_CHUNK) ||
 	    rdmig_dest_set_blocks(d, &(struct rdmig_block){"bulk", mem, file.len, 0}, 1) ||
-	    receive_all(d)) {
+	    (t_set_up = rdmig_monotonic_seconds(), receive_all(d))) {
 		bench_die("bulk-recv", d ? rdmig_dest_errmsg(d) : rdmig_conn_errmsg(c));
 		goto out;
 	}
 	t_end = bench_now_us();
 	rdmig_dest_stats(d, &st);
 	same = memcmp(mem, file.p, (size_t)file.len) == 0;
-	json = open_json(a);
-	if (json) {
-		struct json_object *out = json_object_new_object();
-
-		bj_add_str(out, "command", "bulk-recv");
-		bj_add_str(out, "file", a->file);
-		bj_add_int(out, "bytes_total", (int64_t)file.len);
-		bj_add_fixed(out, "seconds", (t_end - t0) / 1e6, 6);
-		json_object_object_add(out, "verified", json_object_new_boolean(same));
-		bj_add_int(out, "register_requests", (int64_t)st.register_requests);
-		bj_add_int(out, "bytes_compressed", (int64_t)st.bytes_compressed);
-		bj_add_int(out, "chunks_registered", (int64_t)st.chunks_registered);
-		bj_add_fixed(out, "register_seconds", st.register_seconds, 6);
-		json_conn(out, c);
-		written = bj_write(json, out) == 0;
-		close_json(a, json);
-		if (written)
-			ret = same ? 0 : bench_die("bulk-recv", "the received block differs from "
-						   "the file");
-	}
+	t_compared = rdmig_monotonic_seconds();
+	/* the receiver's budget, as rdmig recv's (tools/cli_recv_report.c);
+	 * the bench's own check of the block (compare) is in it */
+	bb_add(&b, "start", bench_t_listening - bench_t_main);
+	bb_add(&b, "connect", t_accepted - bench_t_request);
+	bb_add(&b, "setup", t_set_up - t_accepted);
+	bb_add(&b, "register", st.register_seconds);
+	bb_add(&b, "transfer", t_end / 1e6 - t_set_up - st.register_seconds);
+	bb_add(&b, "compare", t_compared - t_end / 1e6);
+	out = recv_json(a, c, &st, file.len, (t_end - t0) / 1e6, same);
 out:
 	rdmig_dest_destroy(d);
 	rdmig_conn_destroy(c);
@@ -288,5 +340,19 @@ out:
 	if (mem != MAP_FAILED)
 		munmap(mem, (size_t)file.len);
 	unmap_file(&file);
+	if (out && (json = open_json(a))) {
+		double now = rdmig_monotonic_seconds();
+
+		/* the teardown is in the budget: the object goes out after it */
+		bb_add(&b, "teardown", now - t_compared);
+		json_object_object_add(out, "budget",
+				       bj_budget(&b, now, bench_t_request - bench_t_listening));
+		if (!bj_write(json, out))
+			ret = same ? 0 : bench_die("bulk-recv", "the received block differs from "
+						   "the file");
+		close_json(a, json);
+	} else {
+		json_object_put(out);
+	}
 	return ret;
 }

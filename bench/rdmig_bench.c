@@ -78,6 +78,8 @@ void bench_opts(const struct bench_args *a, struct rdmig_opts *o)
 		o->spin_us = a->spin_us;
 }
 
+double bench_t_main, bench_t_listening, bench_t_request;
+
 double bench_now_us(void)
 {
 	return rdmig_monotonic_seconds() * 1e6;
@@ -111,6 +113,15 @@ int bench_connect(const struct bench_args *a, const struct rdmig_opts *o, struct
 	}
 }
 
+/* The connection request came: the end of the wait for a client. */
+static bool note_request(void *ctx, const struct sockaddr *source)
+{
+	(void)ctx;
+	(void)source;
+	bench_t_request = rdmig_monotonic_seconds();
+	return true;
+}
+
 int bench_accept(const struct bench_args *a, const struct rdmig_opts *o, struct rdmig_listener **l,
 		 struct rdmig_conn **c)
 {
@@ -122,6 +133,8 @@ int bench_accept(const struct bench_args *a, const struct rdmig_opts *o, struct 
 	lo.accept_timeout_ms = 120000; /* a client that never comes must not hang us */
 	if (rdmig_listener_create(&lo, l) || rdmig_listen(*l, host, port))
 		return bench_die("listen", rdmig_listener_errmsg(*l));
+	bench_t_listening = rdmig_monotonic_seconds();
+	rdmig_listener_set_filter(*l, note_request, NULL);
 	/* scripts wait for this line before they start the client */
 	fprintf(stderr, "rdmig-bench: listening on %s\n", a->addr);
 	if (rdmig_accept(*l, c))
@@ -623,6 +636,8 @@ int main(int argc, char **argv)
 		{"bulk-send", bench_bulk_send, 1}, {"bulk-recv", bench_bulk_recv, 1},
 	};
 	struct bench_args a;
+
+	bench_t_main = rdmig_monotonic_seconds();
 
 	if (argc >= 2 && !strcmp(argv[1], "regmr")) /* no peer, its own options */
 		return bench_regmr(argc - 1, argv + 1);
