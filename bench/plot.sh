@@ -3,7 +3,8 @@
 # bench/plot.sh OUT - PNG plots (gnuplot) from the data files bench/report.py
 # wrote into OUT/plot: latency CDF inline vs copy per class and device,
 # instructions per message, bulk throughput vs ib_write_bw and QEMU, and
-# send queue bytes vs the inline request.  Prints the PNGs it made.
+# send queue bytes vs the inline request, and the time budgets
+# (budget_SIDE_DEV.png).  Prints the PNGs it made.
 set -euo pipefail
 OUT=${1:?}
 cd "$OUT/plot"
@@ -64,6 +65,25 @@ set key top right
 plot for [i=0:*] "chunks.dat" index i using 1:2 with linespoints lw 2 title columnheader(1)
 GP
 fi
+
+# Issue 31: each migration's time budget, one stacked bar per kind x chunk x
+# registration, per device and side (report.py: medians of the rounds)
+for dat in budget_*.dat; do
+	[ -s "$dat" ] || continue
+	base=${dat%.dat}
+	side=${base#budget_}
+	dev=${side#*_}
+	side=${side%%_*}
+	gnuplot <<GP
+$(png "$base" 1000 520)
+set title "where the time goes: $side side on $dev (seconds, random block; medians of rounds)"
+set style data histograms; set style histogram rowstacked; set style fill solid 0.85 border -1
+set boxwidth 0.7; set xtics rotate by -30; set ylabel "seconds"; set grid ytics
+set key outside right top
+colors = "#7f7f7f #1f77b4 #17becf #ff7f0e #bcbd22 #9467bd #d62728 #2ca02c #e377c2 #404040"
+plot for [i=2:11] "$dat" using i:xtic(1) title columnheader(i) lc rgb word(colors, i - 1)
+GP
+done
 
 if [ -s footprint.dat ]; then
 	gnuplot <<GP

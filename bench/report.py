@@ -386,7 +386,9 @@ def qemu11_part(res):
     rows = res.get("bulk", {}).get("rows", [])
     get = {(r["kind"], r["device"], r["image"], r["registration"]): r for r in rows}
     table = []
-    for q in sorted([r for r in rows if r["kind"].startswith("qemu11")],
+    # (KIND_notrace: untraced twins, for the tracing's cost: budget_part)
+    for q in sorted([r for r in rows if r["kind"].startswith("qemu11")
+                     and not r["kind"].endswith("_notrace")],
                     key=lambda r: (r["device"], r["image"], r["registration"], r["kind"])):
         suffix = q["kind"][len("qemu11"):]
         chunk = int(suffix[1:-1]) if suffix else 1
@@ -491,6 +493,199 @@ def chunks_part(out, res):
                 for t in pts:
                     f.write("%s %s\n" % (t["chunk_MiB"], t["seconds"]))
                 f.write("\n\n")
+
+
+# ----------------------------------------------------------------- budget --
+
+# The budget's columns, in the order the phases run: the rdmig runs'
+# "budget" objects (rdmig-json(7)) and QEMU's (bench/qemu_budget.py) both
+# map onto them.  "exit": what a process spends outside its budget (rdmig:
+# its wall time minus total and idle, i.e. exec, the loader and exit;
+# QEMU: quit -> the process gone).
+BUDGET_COLS = ("start", "connect", "setup", "reg", "xfer", "hash_w", "commit", "tdown",
+               "other", "exit")
+BUDGET_MAP = {"register_wait": "reg", "register": "reg", "writes": "xfer",
+              "transfer": "xfer", "hash_wait": "hash_w", "commit": "commit",
+              "compare": "commit", "teardown": "tdown"}
+
+
+def budget_cols(b, wall=None):
+    """A budget object as the columns; exit from the process's wall time
+    when given (rdmig), else the budget's own (QEMU)."""
+    cols = dict.fromkeys(BUDGET_COLS, 0.0)
+    for k, v in b.items():
+        if k in ("total", "idle") or v is None:
+            continue
+        c = BUDGET_MAP.get(k, k)
+        if c in cols:
+            cols[c] += v
+    if wall is not None:
+        cols["exit"] = wall - b["total"] - (b.get("idle") or 0)
+    cols["total"] = sum(cols[c] for c in BUDGET_COLS)
+    cols["idle"] = b.get("idle")
+    return cols
+
+
+def chunk_of(kind):
+    """engine -> (engine, 1), tool_32M -> (tool, 32), qemu11_32M -> (qemu11, 32)."""
+    base, _, suffix = kind.partition("_")
+    return base, int(suffix[:-1]) if suffix.endswith("M") and suffix[:-1].isdigit() else 1
+
+
+def budget_rows(out, bulk):
+    """One entry per run and side: its columns, and the run's e2e."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import qemu_budget
+    entries = []
+    for r in bulk:
+        kind = r["kind"]
+        base, chunk = chunk_of(kind)
+        if r["rc"] != 0 or r["peer_rc"] != 0 or kind.endswith("_notrace"):
+            continue
+        key = {"kind": base, "device": r["device"], "image": r["image"],
+               "registration": r["registration"], "chunk_MiB": chunk, "round": r["round"]}
+        if kind.startswith("qemu"):
+            q = qemu_budget.budget(r, out)
+            if not q:
+                continue
+            sides = {"send": budget_cols(q["send"]), "recv": budget_cols(q["recv"])}
+            e2e = q["e2e"]
+        else:
+            sb = (r.get("result") or {}).get("budget")
+            rb = (r.get("peer") or {}).get("budget")
+            walls = r.get("walls") or {}
+            if not sb or not rb:
+                continue
+            sides = {"send": budget_cols(sb, walls.get("send_seconds")),
+                     "recv": budget_cols(rb, walls.get("recv_seconds"))}
+            e2e = r.get("e2e_seconds")
+        for side, cols in sides.items():
+            entries.append(dict(key, side=side, cols=cols, e2e=e2e))
+    return entries
+
+
+def median_or_none(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def trace_cost(out, bulk):
+    """QEMU traced against untraced (kind KIND_notrace), same boot:
+    QEMU's total-time and the script's migrate -> migrate done."""
+    cost = []
+    for r in bulk:
+        if not r["kind"].endswith("_notrace") or r["rc"] != 0:
+            continue
+        twin = next((t for t in bulk if t["kind"] == r["kind"][:-len("_notrace")] and
+                     all(t[k] == r[k] for k in ("device", "image", "registration", "round"))
+                     and t["rc"] == 0), None)
+        if not twin:
+            continue
+        def qt(x):
+            t = (x.get("result") or {}).get("total-time")
+            return t / 1000 if t else None
+        def wall(x):
+            t = x.get("times") or {}
+            return t["migrate_done"] - t["migrate"] if t.get("migrate_done") else None
+        cost.append({"kind": twin["kind"], "device": r["device"], "image": r["image"],
+                     "registration": r["registration"], "traced_s": qt(twin),
+                     "untraced_s": qt(r), "traced_wall_s": wall(twin),
+                     "untraced_wall_s": wall(r), "ratio": ratio(qt(twin), qt(r))})
+    return cost
+
+
+def budget_part(out, res):
+    """Issue 31: where each migration's time goes, phase by phase, on both
+    sides: the engine (rdmig-bench bulk), the tool (rdmig send -> recv)
+    and QEMU 11.1 (from its trace); medians over the rounds."""
+    d = load(os.path.join(out, "bulk.json"))
+    if not d:
+        return
+    entries = budget_rows(out, d["bulk"])
+    if not entries:
+        return
+    groups = {}
+    for e in entries:
+        k = (e["device"], e["image"], e["registration"], e["chunk_MiB"], e["kind"], e["side"])
+        groups.setdefault(k, []).append(e)
+    order = {"engine": 0, "tool": 1, "qemu11": 2}
+    table = []
+    for k in sorted(groups, key=lambda k: (k[0], k[1], k[2], k[3], order.get(k[4], 9), k[5])):
+        runs = groups[k]
+        row = dict(zip(("device", "image", "registration", "chunk_MiB", "kind", "side"), k))
+        row["rounds"] = len(runs)
+        row["phases"] = {c: median_or_none([e["cols"][c] for e in runs])
+                         for c in BUDGET_COLS + ("total", "idle")}
+        row["e2e_seconds"] = median_or_none([e["e2e"] for e in runs])
+        table.append(row)
+    e2e = {(t["device"], t["image"], t["registration"], t["chunk_MiB"], t["kind"]):
+           t["e2e_seconds"] for t in table if t["side"] == "send"}
+    ratios = []
+    for (dev, img, reg, chunk, kind), v in sorted(e2e.items()):
+        if kind != "tool":
+            continue
+        q = e2e.get((dev, img, reg, chunk, "qemu11"))
+        ratios.append({"device": dev, "image": img, "registration": reg, "chunk_MiB": chunk,
+                       "tool_e2e": v, "qemu11_e2e": q, "tool_over_qemu11": ratio(v, q),
+                       "engine_e2e": e2e.get((dev, img, reg, chunk, "engine"))})
+    bw = []
+    for r in res.get("bulk", {}).get("rows", []):
+        base, chunk = chunk_of(r["kind"])
+        if base == "engine":
+            bw.append({"device": r["device"], "image": r["image"],
+                       "registration": r["registration"], "chunk_MiB": chunk,
+                       "MBps": r["MBps"], "ib_write_bw_MBps": r["ib_write_bw_MBps"],
+                       "engine_over_ib_write_bw": r["ratio_ib_write_bw"]})
+    cost = trace_cost(out, d["bulk"])
+    res["budget"] = {"rows": table, "tool_over_qemu11": ratios, "engine_over_ib_write_bw": bw,
+                     "qemu_trace_cost": cost}
+    print("\n## Budget: where each migration's time goes, both sides (medians of rounds)")
+    print("engine = rdmig-bench bulk, tool = rdmig send -> recv, qemu11 = QEMU 11.1 -> 11.1\n"
+          "(its trace).  Seconds.  start: exec or main() -> connecting (rdmig: main() on;\n"
+          "QEMU: exec -> QMP ready); reg: the sender waiting for REGISTER_RESULTs, the\n"
+          "receiver registering its memory; xfer: the rest of the transfer (writes);\n"
+          "hash_w: waiting for the last digests; commit: trailer / the receiver's images named\n"
+          "(engine's receiver: the bench's memcmp check; QEMU: the completion); tdown: teardown\n"
+          "to the summary (deregistration, disconnect); exit: rdmig: the process's wall time\n"
+          "minus its budget (exec, loader, exit), QEMU: quit -> gone; total: their sum;\n"
+          "idle: the receiver waiting for its source, not in total; e2e: the sender's exec\n"
+          "-> both gone (QEMU: start + migrate -> last event of either side + quit; the\n"
+          "script's own QMP commands left out)")
+    fmt = "%-7s %-6s %-7s %5s %-4s" + " %6s" * len(BUDGET_COLS) + " %7s %6s %7s"
+    print(fmt % (("kind", "device", "reg", "chunk", "side") + BUDGET_COLS +
+                 ("total", "idle", "e2e")))
+    num = lambda v, p=2: "-" if v is None else "%.*f" % (p, v)
+    for t in table:
+        ph = t["phases"]
+        print(fmt % ((t["kind"], t["device"], t["registration"], "%dM" % t["chunk_MiB"],
+                      t["side"]) + tuple(num(ph[c]) for c in BUDGET_COLS) +
+                     (num(ph["total"]), num(ph["idle"]),
+                      num(t["e2e_seconds"]) if t["side"] == "send" else "")))
+    for r in ratios:
+        print("tool e2e / qemu11 e2e, %s %s %s %dM: %s / %s = %s" % (
+            r["device"], r["image"], r["registration"], r["chunk_MiB"], num(r["tool_e2e"]),
+            num(r["qemu11_e2e"]), r["tool_over_qemu11"]))
+    for b in bw:
+        print("engine MB/s / ib_write_bw, %s %s %s %dM: %s / %s = %s" % (
+            b["device"], b["image"], b["registration"], b["chunk_MiB"], b["MBps"],
+            b["ib_write_bw_MBps"], b["engine_over_ib_write_bw"]))
+    for c in cost:
+        print("QEMU tracing cost, %s %s %s %s: total-time %s s traced, %s s untraced (x%s); "
+              "migrate command %s s / %s s" % (
+                  c["kind"], c["device"], c["image"], c["registration"], num(c["traced_s"]),
+                  num(c["untraced_s"]), c["ratio"], num(c["traced_wall_s"]),
+                  num(c["untraced_wall_s"])))
+    os.makedirs(os.path.join(out, "plot"), exist_ok=True)
+    for dev in sorted({t["device"] for t in table}):
+        for side in ("send", "recv"):
+            with open(os.path.join(out, "plot", "budget_%s_%s.dat" % (side, dev)), "w") as f:
+                f.write("config " + " ".join(BUDGET_COLS) + "\n")
+                for t in table:
+                    if t["device"] != dev or t["side"] != side or t["image"] != "random":
+                        continue
+                    f.write('"%s %dM %s" %s\n' % (
+                        t["kind"], t["chunk_MiB"], t["registration"],
+                        " ".join("%.4f" % max(t["phases"][c] or 0, 0) for c in BUDGET_COLS)))
 
 
 def qemu_ab_part(out, res):
@@ -664,6 +859,7 @@ def main(argv):
     bulk_part(out, res)
     chunks_part(out, res)
     qemu11_part(res)
+    budget_part(out, res)
     qemu_ab_part(out, res)
     goals(res)
     with open(os.path.join(out, "bench.json"), "w") as f:

@@ -37,7 +37,15 @@
 # report shows each kind's median and range).
 # Engine and tool runs also record e2e_seconds: from the
 # sender's start until both ends have exited (the receiver verified and
-# wrote its images).  Every process
+# wrote its images), and each process's wall time (walls: exec to exit,
+# for the part of it that their "budget" cannot see: before main() and
+# after the summary).  QEMU runs trace a few events of both QEMUs
+# (bench/qemu-trace-events; -msg timestamp=on, wall clock) into
+# OUT/TAG-src.trace and -dst.trace, and record the script's own marks
+# (exec, QMP ready, migrate, quit, exit: times.json), from which
+# bench/qemu_budget.py derives their budget; RDMIG_BENCH_QEMU_UNTRACED (1)
+# adds an untraced twin of each dynamic-registration QEMU run in round 1
+# (kind KIND_notrace), for what the tracing costs.  Every process
 # runs under `timeout`; a part that fails is
 # recorded as failed and the others still run.
 set -uo pipefail
@@ -66,6 +74,7 @@ ROUNDS=${RDMIG_BENCH_ROUNDS:-1}
 ROUND=1
 RSUF=
 IMAGES=${RDMIG_BENCH_IMAGES:-random halfzero}
+QEMU_UNTRACED=${RDMIG_BENCH_QEMU_UNTRACED:-1}
 declare -A QEMU_BIN QEMU_KIND=([7.2]=qemu [10.0.2]=qemu10 [10.2.2]=qemu102 [inline]=qemu10i [11.1]=qemu11)
 for q in $QEMUS; do
 	QEMU_BIN[$q]=$("$ROOT/scripts/qemu-peer" "$q" 2>/dev/null | tail -n1)
@@ -90,6 +99,11 @@ wait_listening() {
 	done
 	return 1
 }
+
+# the wall clock without a fork (a date(1) costs milliseconds in the guest);
+# the QEMU traces print the same clock
+stamp() { echo "$EPOCHREALTIME"; }
+secs_between() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.6f", b - a}'; }
 
 # json_num FILE KEY: the first number under "KEY"
 json_num() { grep -o "\"$2\": *[0-9.]*" "$1" 2>/dev/null | head -n1 | sed 's/.*: *//'; }
@@ -215,9 +229,12 @@ cost() {
 # ---------------------------------------------------------------- 4 bulk --
 DATA=
 QPIDS=()
+ROW_EXTRA=
 bulk_cleanup() {
 	local p
-	for p in "${QPIDS[@]}"; do kill "$p" 2>/dev/null; done
+	# each QEMU runs under timeout in a subshell (timed_bg): end the
+	# subshell's children first
+	for p in "${QPIDS[@]}"; do pkill -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
 	[ -n "$DATA" ] && rm -rf "$DATA"
 }
 trap bulk_cleanup EXIT
@@ -236,6 +253,27 @@ ib_write_bw_run() {
 	BW=$(awk '$1 == 1048576 {print $4}' "$out.txt" | tail -n1)
 }
 
+# timed_bg ENDFILE CMD...: CMD (run in the background by the caller); its
+# exit time into ENDFILE, its status kept
+timed_bg() {
+	local end=$1 rc
+	shift
+	"$@"
+	rc=$?
+	stamp >"$end"
+	return $rc
+}
+
+# walls SEND_T0 SEND_T1 RECV_T0 RECV_ENDFILE: the bulk.json members of both
+# processes' wall times (exec to exit, as the script sees them)
+walls() {
+	local rt1
+	rt1=$(cat "$4" 2>/dev/null)
+	rm -f "$4"
+	printf '"walls": {"send_seconds": %s, "recv_seconds": %s}' "$(secs_between "$1" "$2")" \
+		"$( [ -n "$rt1" ] && secs_between "$3" "$rt1" || echo null)"
+}
+
 # engine_run KIND DEV IP IMG REG CHUNK: rdmig-bench bulk-recv / bulk-send
 # --chunk-size CHUNK --as-send (the library set up as rdmig send sets it:
 # lookahead and pin-local); KIND engine (no hashing) or hashthread (XXH64
@@ -248,17 +286,22 @@ engine_run() {
 	bytes=$(( ${chunk%M} << 20 ))
 	[ "$reg" = pin-all ] && flag=--pin-all
 	[[ $kind == hashthread* ]] && hash=thread
-	timeout 900 "$BUILD/rdmig-bench" bulk-recv --listen "$ip:$PORT" --file "$DATA/$img.img" $flag \
-		--chunk-size $bytes --json "$OUT/$tag.recv.json" 2>"$OUT/$tag.recv.err" &
+	local rt0 t1
+	rt0=$(stamp)
+	timed_bg "$OUT/$tag.recv.end" timeout 900 "$BUILD/rdmig-bench" bulk-recv --listen "$ip:$PORT" \
+		--file "$DATA/$img.img" $flag --chunk-size $bytes --json "$OUT/$tag.recv.json" \
+		2>"$OUT/$tag.recv.err" &
 	rpid=$!
 	wait_listening "$OUT/$tag.recv.err" $rpid
-	t0=$(date +%s.%N)
+	t0=$(stamp)
 	timeout 900 "$BUILD/rdmig-bench" bulk-send --to "$ip:$PORT" --file "$DATA/$img.img" $flag \
 		--chunk-size $bytes --as-send --hash $hash --json "$OUT/$tag.json" 2>"$OUT/$tag.err"
 	src=$?
+	t1=$(stamp)
 	wait $rpid
 	rrc=$?
-	E2E=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}')
+	E2E=$(secs_between "$t0" "$(stamp)")
+	ROW_EXTRA=$(walls "$t0" "$t1" "$rt0" "$OUT/$tag.recv.end")
 	next_port
 	bulk_record "$kind" "$dev" "$img" "$reg" "$src" "$rrc" "$OUT/$tag.json" "$OUT/$tag.recv.json"
 }
@@ -280,45 +323,60 @@ tool_run() {
 	local rflag=$flag
 	[ "$verify" = off ] && rflag="$flag --verify off"
 	rm -rf "$DATA/out"
-	RDMIG_HASH_THREADS=$threads timeout 900 "$BUILD/rdmig" recv --listen "$ip:$PORT" --out "$DATA/out" $rflag --json -v \
+	local rt0 t1
+	rt0=$(stamp)
+	timed_bg "$OUT/$tag.recv.end" env RDMIG_HASH_THREADS=$threads timeout 900 "$BUILD/rdmig" recv \
+		--listen "$ip:$PORT" --out "$DATA/out" $rflag --json -v \
 		--timeout 600 >"$OUT/$tag.recv.json" 2>"$OUT/$tag.recv.err" &
 	rpid=$!
 	wait_listening "$OUT/$tag.recv.err" $rpid
-	t0=$(date +%s.%N)
+	t0=$(stamp)
 	RDMIG_HASH_THREADS=$threads timeout 900 "$BUILD/rdmig" send --to "$ip:$PORT" $flag --json --timeout 600 \
 		--verify "$verify" --chunk-size "$chunk" "$DATA/$img.img" >"$OUT/$tag.json" 2>"$OUT/$tag.err"
 	src=$?
+	t1=$(stamp)
 	wait $rpid
 	rrc=$?
-	E2E=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.3f", b - a}')
+	E2E=$(secs_between "$t0" "$(stamp)")
+	ROW_EXTRA=$(walls "$t0" "$t1" "$rt0" "$OUT/$tag.recv.end")
 	rm -rf "$DATA/out"
 	next_port
 	bulk_record "$kind" "$dev" "$img" "$reg" "$src" "$rrc" "$OUT/$tag.json" "$OUT/$tag.recv.json"
 }
 
 # qemu_vm TAG ARGS...: a stopped TCG QEMU ($QBIN) with BULK_MIB of pc.ram,
-# QMP on $DATA/TAG.qmp; sets QPID
+# QMP on $DATA/TAG.qmp; traced into DATA/TAG.trace unless QTRACE is empty
+# (the guest's own disk: the shared folder is slower to write);
+# sets QPID; TIMES gets TAG's exec and QMP-ready marks, its exit time goes
+# to $DATA/TAG.exit
 qemu_vm() {
-	local tag=$1
+	local tag=$1 trace=()
 	shift
-	timeout 900 "$QBIN" -M pc,memory-backend=pc.ram -m "$BULK_MIB" -nodefaults \
-		-no-user-config -display none -accel tcg -S -qmp "unix:$DATA/$tag.qmp,server=on,wait=off" \
+	[ -n "$QTRACE" ] && trace=(-trace "events=$ROOT/bench/qemu-trace-events" -msg timestamp=on
+		-D "$DATA/$tag.trace")
+	TIMES+="\"${tag##*-}_exec\": $(stamp), "
+	timed_bg "$DATA/$tag.exit" timeout 900 "$QBIN" -M pc,memory-backend=pc.ram -m "$BULK_MIB" \
+		-nodefaults -no-user-config -display none -accel tcg -S \
+		-qmp "unix:$DATA/$tag.qmp,server=on,wait=off" "${trace[@]}" \
 		"$@" </dev/null >"$OUT/$tag.qemu.log" 2>&1 &
 	QPID=$!
 	QPIDS+=("$QPID")
 	timeout 120 "$QMP" "$DATA/$tag.qmp" status >/dev/null
+	TIMES+="\"${tag##*-}_ready\": $(stamp), "
 }
 
-# qemu_run DEV IP IMG REG QEMU [CHUNK]: QEMU -> QEMU over rdma:, the
-# source's RAM a shared file with the image's bytes; timed by QEMU
-# (query-migrate).  CHUNK (QEMU 11.1: x-rdma-chunk-size on both sides, the
-# destination started with -incoming defer) makes the kind KIND_CHUNK
-# unless it is 1M, QEMU's default, as engine_run does.
+# qemu_run DEV IP IMG REG QEMU [CHUNK [notrace]]: QEMU -> QEMU over rdma:,
+# the source's RAM a shared file with the image's bytes; timed by QEMU
+# (query-migrate) and traced (see the top).  CHUNK (QEMU 11.1:
+# x-rdma-chunk-size on both sides, the destination started with -incoming
+# defer) makes the kind KIND_CHUNK unless it is 1M, QEMU's default, as
+# engine_run does; notrace: untraced, kind KIND_notrace.
 qemu_run() {
 	local dev=$1 ip=$2 img=$3 reg=$4 kind=${QEMU_KIND[$5]} QBIN=${QEMU_BIN[$5]} chunk=${6:-}
-	local tag spid dpid mrc incoming=(-incoming "rdma:$ip:$PORT") params=
+	local tag spid dpid mrc incoming=(-incoming "rdma:$ip:$PORT") params= QTRACE=1 TIMES=
 	if [ -n "$chunk" ]; then
 		[ "$chunk" = 1M ] || kind=${kind}_$chunk
+		[ "${7:-}" = notrace ] && { kind=${kind}_notrace; QTRACE=; }
 		params="{\"x-rdma-chunk-size\": $(( ${chunk%M} << 20 ))}"
 		incoming=(-incoming defer)
 	fi
@@ -336,14 +394,21 @@ qemu_run() {
 			note "bulk $kind: x-rdma-chunk-size $chunk could not be set"
 	fi
 	[ "$reg" = pin-all ] && timeout 60 "$QMP" "$DATA/$tag-src.qmp" caps rdma-pin-all=on
+	TIMES+="\"migrate\": $(stamp), "
 	timeout 900 "$QMP" "$DATA/$tag-src.qmp" migrate "rdma:$ip:$PORT" 850 \
 		>"$OUT/$tag.json" 2>"$OUT/$tag.err"
 	mrc=$?
+	TIMES+="\"migrate_done\": $(stamp), \"quit\": $(stamp), "
 	timeout 60 "$QMP" "$DATA/$tag-src.qmp" quit >/dev/null 2>&1
 	timeout 60 "$QMP" "$DATA/$tag-dst.qmp" quit >/dev/null 2>&1
 	wait "$spid" "$dpid" 2>/dev/null
-	rm -f "$DATA/vm.ram"
+	TIMES+="\"src_exit\": $(cat "$DATA/$tag-src.exit" 2>/dev/null || echo null), "
+	TIMES+="\"dst_exit\": $(cat "$DATA/$tag-dst.exit" 2>/dev/null || echo null)"
+	rm -f "$DATA/vm.ram" "$DATA/$tag-src.exit" "$DATA/$tag-dst.exit"
+	[ -n "$QTRACE" ] && mv "$DATA/$tag-src.trace" "$DATA/$tag-dst.trace" "$OUT/" 2>/dev/null
 	next_port
+	ROW_EXTRA="\"times\": {$TIMES}, \"traced\": $( [ -n "$QTRACE" ] && echo true || echo false)"
+	[ -n "$QTRACE" ] && ROW_EXTRA+=", \"traces\": [\"$tag-src.trace\", \"$tag-dst.trace\"]"
 	bulk_record "$kind" "$dev" "$img" "$reg" "$mrc" 0 "$OUT/$tag.json" ""
 }
 
@@ -353,8 +418,9 @@ bulk_record() {
 	local kind=$1 dev=$2 img=$3 reg=$4 rc1=$5 rc2=$6 sj=$7 rj=$8 secs
 	[ $BULK_FIRST = 1 ] || echo ',' >>"$OUT/bulk.json"
 	BULK_FIRST=0
-	printf '{"kind": "%s", "device": "%s", "image": "%s", "registration": "%s", "round": %d, "rc": %d, "peer_rc": %d, "ib_write_bw_MBps": %s, "e2e_seconds": %s, "guest_load": "%s", "result": ' \
-		"$kind" "$dev" "$img" "$reg" "$ROUND" "$rc1" "$rc2" "${BW:-null}" "${E2E:-null}" "$(loadavg)" >>"$OUT/bulk.json"
+	printf '{"kind": "%s", "device": "%s", "image": "%s", "registration": "%s", "round": %d, "rc": %d, "peer_rc": %d, "ib_write_bw_MBps": %s, "e2e_seconds": %s, "guest_load": "%s", %s"result": ' \
+		"$kind" "$dev" "$img" "$reg" "$ROUND" "$rc1" "$rc2" "${BW:-null}" "${E2E:-null}" "$(loadavg)" \
+		"${ROW_EXTRA:+$ROW_EXTRA, }" >>"$OUT/bulk.json"
 	if [ -s "$sj" ]; then tr -d '\n' <"$sj" >>"$OUT/bulk.json"; else echo -n null >>"$OUT/bulk.json"; fi
 	echo -n ', "peer": ' >>"$OUT/bulk.json"
 	if [ -n "$rj" ] && [ -s "$rj" ]; then tr -d '\n' <"$rj" >>"$OUT/bulk.json"; else echo -n null >>"$OUT/bulk.json"; fi
@@ -369,6 +435,7 @@ bulk_record() {
 		"$( [[ $kind == tool* ]] && echo "(hashing $(json_num "$sj" hash_seconds) s, exposed" \
 			"$(json_num "$sj" hash_exposed_seconds) s / $(json_num "$rj" hash_exposed_seconds) s)")"
 	E2E=
+	ROW_EXTRA=
 }
 
 bulk() {
@@ -404,7 +471,11 @@ bulk() {
 					for q in $BULK_QEMUS; do
 						# 11.1 runs at each chunk size rdmig runs at
 						if [ "$q" = 11.1 ]; then
-							for c in $CHUNKS; do qemu_run "$dev" "$ip" "$img" "$reg" "$q" "$c"; done
+							for c in $CHUNKS; do
+								qemu_run "$dev" "$ip" "$img" "$reg" "$q" "$c"
+								[ "$QEMU_UNTRACED" = 1 ] && [ $ROUND = 1 ] && [ $reg = dynamic ] &&
+									qemu_run "$dev" "$ip" "$img" "$reg" "$q" "$c" notrace
+							done
 						else
 							qemu_run "$dev" "$ip" "$img" "$reg" "$q"
 						fi
