@@ -20,9 +20,12 @@ The phases line up with rdmig send's and recv's budgets (rdmig-json(7)):
                teardown  -> the source's last event (cleanup, close)
                exit      quit -> the process gone (the script's marks)
   destination  start, then idle (listening -> the connection request),
-               connect (-> accepted), setup (-> RAM_BLOCKS handled),
-               register (each REGISTER request handled: _register_loop ..
-               _register_rkey), transfer (-> the last REGISTER_FINISHED),
+               connect (-> accepted), setup (-> the RAM_BLOCKS request),
+               register (with pin-all: the RAM_BLOCKS request handled, i.e.
+               all of RAM registered, to the next wait for a command;
+               without: each REGISTER request handled, _register_loop ..
+               _register_rkey, and the RAM_BLOCKS handling is setup's),
+               transfer (-> the last REGISTER_FINISHED),
                commit (-> the incoming coroutine's end: device state),
                teardown (-> its last event), exit.
 
@@ -107,7 +110,7 @@ def source_budget(ev, times):
     return b
 
 
-def dest_budget(ev, times):
+def dest_budget(ev, times, pin_all):
     listening = first(ev, "rdma_connect_incoming_after_rdma_listen")
     request = first(ev, "qemu_rdma_accept_incoming_migration")
     accepted = first(ev, "qemu_rdma_accept_incoming_migration_accepted")
@@ -116,14 +119,15 @@ def dest_budget(ev, times):
     co_end = first(ev, "process_incoming_migration_co_end")
     if None in (request, accepted, blocks, finished, co_end):
         return None
-    reg = pairs(ev, "rdma_registration_handle_register_loop",
-                "rdma_registration_handle_register_rkey")
+    replied = first(ev, "rdma_registration_handle_wait", after=blocks) or blocks
+    handled = pairs(ev, "rdma_registration_handle_register_loop",
+                    "rdma_registration_handle_register_rkey")
     b = {
         "start": times["dst_ready"] - times["dst_exec"],
         "connect": accepted - request,
-        "setup": blocks - accepted,
-        "register": reg,
-        "transfer": finished - blocks - reg,
+        "setup": blocks - accepted + (0 if pin_all else replied - blocks),
+        "register": handled + (replied - blocks if pin_all else 0),
+        "transfer": finished - replied - handled,
         "commit": co_end - finished,
         "teardown": ev[-1][0] - co_end,
     }
@@ -135,18 +139,27 @@ def dest_budget(ev, times):
     return b
 
 
+def before_quit(ev, times):
+    """The events before the quit command: what the migration did, not
+    the process's exit (the exit phase)."""
+    return [x for x in ev if x[0] <= times["quit"]]
+
+
 def budget(row, outdir):
     """{"send": ..., "recv": ..., "e2e": s} of a bulk.json QEMU row, or None
     when it was not traced or its trace lacks an event."""
     times, traces = row.get("times"), row.get("traces")
     if not times or not traces or len(traces) != 2:
         return None
-    src = parse(os.path.join(outdir, traces[0]))
-    dst = parse(os.path.join(outdir, traces[1]))
     need = ("src_exec", "src_ready", "dst_exec", "dst_ready", "quit")
-    if not src or not dst or any(times.get(k) is None for k in need):
+    if any(times.get(k) is None for k in need):
         return None
-    s, d = source_budget(src, times), dest_budget(dst, times)
+    src = before_quit(parse(os.path.join(outdir, traces[0])), times)
+    dst = before_quit(parse(os.path.join(outdir, traces[1])), times)
+    if not src or not dst:
+        return None
+    s = source_budget(src, times)
+    d = dest_budget(dst, times, row.get("registration") == "pin-all")
     if s is None or d is None:
         return None
     exits = [t for t in (times.get("src_exit"), times.get("dst_exit")) if t]
