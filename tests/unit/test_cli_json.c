@@ -5,7 +5,7 @@
  * UTF-8 come out escaped as JSON wants and parse back to the same bytes;
  * numbers keep their type and value; members keep their order and the
  * ", " / ": " spacing that the shell tests grep for; the connection's
- * members; one line on stdout.
+ * members; one line on stdout; a time budget's phases add up to its total.
  */
 #include <math.h>
 #include <stdint.h>
@@ -16,6 +16,7 @@
 #include "check.h"
 #include "cli.h"
 #include "cli_json.h"
+#include "cli_budget.h"
 
 static char text_buf[8192];
 static char back_buf[8192];
@@ -370,6 +371,51 @@ TEST(help_anywhere)
 	CHECK(cli_wants_help(3, a));
 	CHECK(!cli_wants_help(5, b));
 	CHECK(cli_wants_help(3, c));
+}
+
+/* A budget: the phases in their order, then "other" (what they leave of
+ * the total), "total" (from main() on, idle left out) and "idle". */
+TEST(budget_phases_add_up_to_the_total)
+{
+	static const char *const keys[] = {"start", "connect", "other", "total", "idle"};
+	static const double want[] = {0.5, 0.25, 7.25, 8.0, 2.0};
+	struct cli_budget b = {.idle = 2.0};
+	struct json_object *o, *v;
+	int i = 0;
+
+	cli_t_main = 100.0;
+	cli_budget_add(&b, "start", 0.5);
+	cli_budget_add(&b, "connect", 0.25);
+	cli_budget_close(&b, 110.0);
+	CHECK(fabs(b.total - 8.0) < 1e-9);
+	o = cj_budget(&b, true);
+	CHECK_EQ(json_object_object_length(o), 5);
+	json_object_object_foreach(o, key, val) {
+		CHECK_EQ(strcmp(key, keys[i]), 0);
+		CHECK(fabs(json_object_get_double(val) - want[i]) < 1e-6);
+		i++;
+	}
+	json_object_put(o);
+	o = cj_budget(&b, false); /* a sender's: no idle */
+	CHECK(!json_object_object_get_ex(o, "idle", &v));
+	json_object_put(o);
+}
+
+/* More phases than it holds: the last ones are dropped, never "other". */
+TEST(budget_keeps_room_for_other)
+{
+	struct cli_budget b = {0};
+	double sum = 0;
+
+	cli_t_main = 0;
+	for (int i = 0; i < CLI_BUDGET_MAX + 3; i++)
+		cli_budget_add(&b, "phase", 1.0);
+	cli_budget_close(&b, 100.0);
+	CHECK_EQ(b.n, CLI_BUDGET_MAX);
+	CHECK_EQ(strcmp(b.name[b.n - 1], "other"), 0);
+	for (unsigned i = 0; i < b.n; i++)
+		sum += b.seconds[i];
+	CHECK(fabs(sum - 100.0) < 1e-9);
 }
 
 CHECK_MAIN()
