@@ -559,8 +559,12 @@ def budget_rows(out, bulk):
             sides = {"send": budget_cols(sb, walls.get("send_seconds")),
                      "recv": budget_cols(rb, walls.get("recv_seconds"))}
             e2e = r.get("e2e_seconds")
+        # the tool's receiver copies each checked span into its image file on
+        # the checking threads, during xfer and hash_w: how long, summed
+        copy = (r.get("peer") or {}).get("copy_busy_seconds")
         for side, cols in sides.items():
-            entries.append(dict(key, side=side, cols=cols, e2e=e2e))
+            entries.append(dict(key, side=side, cols=cols, e2e=e2e,
+                                copy=copy if side == "recv" else None))
     return entries
 
 
@@ -617,6 +621,7 @@ def budget_part(out, res):
         row["phases"] = {c: median_or_none([e["cols"][c] for e in runs])
                          for c in BUDGET_COLS + ("total", "idle")}
         row["e2e_seconds"] = median_or_none([e["e2e"] for e in runs])
+        row["copy_busy_seconds"] = median_or_none([e["copy"] for e in runs])
         table.append(row)
     e2e = {(t["device"], t["image"], t["registration"], t["chunk_MiB"], t["kind"]):
            t["e2e_seconds"] for t in table if t["side"] == "send"}
@@ -661,6 +666,14 @@ def budget_part(out, res):
                       t["side"]) + tuple(num(ph[c]) for c in BUDGET_COLS) +
                      (num(ph["total"]), num(ph["idle"]),
                       num(t["e2e_seconds"]) if t["side"] == "send" else "")))
+    for t in table:
+        if t["copy_busy_seconds"] is not None:
+            print("tool recv, %s %s %dM: copying the spans into the image files took %.2f s "
+                  "on the checking threads (inside xfer and hash_w)" % (
+                      t["device"], t["registration"], t["chunk_MiB"], t["copy_busy_seconds"]))
+    print("(QEMU's reg on the source is its wait from each REGISTER request to the result:\n"
+          " the request queues behind the previous chunk's RDMA writes on the same QP, so\n"
+          " with large chunks it holds most of the writes' time)")
     for r in ratios:
         print("tool e2e / qemu11 e2e, %s %s %s %dM: %s / %s = %s" % (
             r["device"], r["image"], r["registration"], r["chunk_MiB"], num(r["tool_e2e"]),
