@@ -138,6 +138,28 @@ fl_progress_at() {
 	[ "$last" -ge "$2" ]
 }
 
+# Wait until recv created its images under their temporary names in OUT
+# (.rdmig-*: its check of the free space passed, its writes are ahead), or
+# the send TAG ended, or 120 s.  A full --out waits for this rather than
+# for send's progress: recv verifies and writes each span as its record
+# lands, so a 16 MiB image can be written whole before send's progress
+# line says a quarter.
+fl_wait_created() {
+	local i f
+	for ((i = 0; i < 6000; i++)); do
+		for f in "$1"/.rdmig-*; do [ -e "$f" ] && return 0; done
+		ended "$2" && return 1
+		nap 0.02
+	done
+	return 1
+}
+
+# Wait for where FAULT strikes, OUT being recv's --out and TAG the send:
+# recv's images created for a full --out, a quarter through otherwise.
+fl_fault_point() {
+	if [ "$1" = enospc ]; then fl_wait_created "$2" "$3"; else fl_wait_mid "$3"; fi
+}
+
 # Wait until the send TAG is a quarter through (or ended, or 120 s).
 fl_wait_mid() {
 	local i
@@ -206,7 +228,7 @@ fl_case() {
 	bg s$port -- send --to "$rip:$port" --timeout "$FL_TIMEOUT" --progress json "$IMG"
 	case $fault in
 	linkdown | stop | enospc)
-		if fl_wait_mid s$port; then
+		if fl_fault_point "$fault" "$out" s$port; then
 			now_ms_to tf
 			case $fault in
 			linkdown)
