@@ -178,6 +178,12 @@ int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot);
 /* channel.c: wait (at most timeout_ms; <= 0: the connection's timeout)
  * until every posted send-side WR completed. */
 int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms);
+/* channel.c: post a signaled zero-length WRITE, so that every WR before
+ * it is reported done when it is. */
+int rdmig__conn_post_flush(struct rdmig_conn *c);
+/* channel.c: " (the connection is in error ...)" when the QP is in the
+ * error state, to follow a failed post's errno; else "". */
+const char *rdmig__conn_qp_state_hint(const struct rdmig_conn *c);
 /* channel.c: a request in two halves, so the caller can work while the
  * reply travels (the source registers its own chunk meanwhile). */
 int rdmig__conn_request_send(struct rdmig_conn *c, const struct rdmig_msg *msg);
@@ -190,7 +196,8 @@ int rdmig__conn_recv_within(struct rdmig_conn *c, uint32_t expect, int timeout_m
  * it has it, then take its message if it came; RDMIG_EAGAIN when it did
  * not yet (call again: no second READY goes out). */
 int rdmig__conn_try_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out);
-/* channel.c: post one RDMA WRITE (signaled when force or when due). */
+/* channel_write.c: post one RDMA WRITE (signaled when force or when
+ * due), cut and held back to the write window. */
 int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
 		    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id);
 

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * channel_write.c - the RDMA WRITEs of a connection, posted within the
+ * write window (below), on the send queue the control messages of
+ * channel.c share.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include "completion.h"
+#include "wrid.h"
+
+/*
+ * The write window: the bytes of RDMA WRITE that may be queued on the send
+ * queue at once.  The destination sees no one-sided write; what tells it
+ * the source is alive is the next control message (with PIN_ALL the
+ * source's keep-alives), and on an RC QP that message waits behind every
+ * write posted before it.  Unbounded, a 32 MiB write on a lossy or slow
+ * path kept it from the destination for longer than its --timeout
+ * (docs/reliability.md, "Slow paths and --timeout").
+ *
+ * So the window holds what the path carries in a quarter of the timeout,
+ * at the rate its writes completed over the last WINDOW_MEASURE_MS, and at
+ * least WINDOW_MIN; one WR carries at most a quarter of the window.  A
+ * path that moves 4 MiB/s or more (every RDMA device at work) soon gets a
+ * window of tens of MiB or more at a 10 s timeout, and its writes go
+ * uncut as before; a slow one keeps 4 MiB queued, which reaches the
+ * destination within 4 MiB / its rate.  Without a timeout nothing is
+ * bounded.
+ */
+#define WINDOW_MIN (4ull << 20)
+#define WINDOW_MAX (1ull << 40)
+#define WINDOW_MEASURE_MS 100
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Size the window by the rate of the last measure: what completed since
+ * the mark, over the time since.  Time with an empty queue counts too, so
+ * a source busy elsewhere shrinks its window: the safe direction. */
+static void size_write_window(struct rdmig_conn *c)
+{
+	int64_t now = mono_ms(), elapsed;
+	uint64_t per_quarter;
+
+	if (c->opts.timeout_ms <= 0) {
+		c->write_window = WINDOW_MAX;
+		return;
+	}
+	if (!c->window_mark_ms || !c->write_window) {
+		c->write_window = WINDOW_MIN;
+		c->window_mark_ms = now;
+		c->window_mark_bytes = c->sq_bytes_done;
+		return;
+	}
+	elapsed = now - c->window_mark_ms;
+	if (elapsed < WINDOW_MEASURE_MS)
+		return;
+	per_quarter = (c->sq_bytes_done - c->window_mark_bytes) / (uint64_t)elapsed *
+		      (uint64_t)(c->opts.timeout_ms / 4);
+	c->write_window = per_quarter < WINDOW_MIN ? WINDOW_MIN :
+			  per_quarter > WINDOW_MAX ? WINDOW_MAX : per_quarter;
+	c->window_mark_ms = now;
+	c->window_mark_bytes = c->sq_bytes_done;
+}
+
+static uint32_t write_piece_max(const struct rdmig_conn *c)
+{
+	uint64_t quarter = c->write_window / 4;
+
+	return quarter > UINT32_MAX ? UINT32_MAX : (uint32_t)quarter;
+}
+
+static bool write_window_room(const struct rdmig_conn *c, const void *arg)
+{
+	const uint32_t *len = arg;
+	uint64_t queued = c->sq_bytes_posted - c->sq_bytes_done;
+
+	return queued == 0 || queued + *len <= c->write_window;
+}
+
+/* A write is signaled when asked, when the send queue needs one, or when a
+ * quarter of the window went since the last signaled WR: the window then
+ * always holds a signaled write whose completion frees it. */
+static bool write_signaled(const struct rdmig_conn *c, bool force, uint32_t len)
+{
+	return force || rdmig__conn_sq_signal_due(c) ||
+	       c->sq_bytes_posted + len - c->bytes_at_last_signal >= write_piece_max(c);
+}
+
+/* Wait until len more bytes fit the window.  The window may have shrunk
+ * below writes posted unsignaled under a larger one, which complete only
+ * with a later signaled WR: post one first (as the flush does). */
+static int wait_window_room(struct rdmig_conn *c, uint32_t len)
+{
+	int ret = 0;
+
+	if (c->last_signaled != c->sq_posted) {
+		ret = rdmig__conn_sq_wait_room(c);
+		if (!ret)
+			ret = rdmig__conn_post_flush(c);
+	}
+	return ret ? ret : rdmig__conn_wait(c, write_window_room, &len, "room in the write window");
+}
+
+static int post_write_piece(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
+			    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id,
+			    bool *signaled_any)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)local, .length = len, .lkey = lkey};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.wr.rdma = {.remote_addr = remote, .rkey = rkey},
+	}, *bad;
+	bool signaled;
+	int ret = rdmig__conn_sq_wait_room(c);
+
+	if (!ret && !write_window_room(c, &len))
+		ret = wait_window_room(c, len);
+	if (ret)
+		return ret;
+	if (c->disconnected)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
+				   "cannot write: the peer disconnected (%s)", c->disconnect_reason);
+	signaled = write_signaled(c, force_signal, len);
+	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
+	if (ret)
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret),
+				   "ibv_post_send (RDMA WRITE of %u bytes to 0x%llx): %s%s", len,
+				   (unsigned long long)remote, strerror(ret), rdmig__conn_qp_state_hint(c));
+	rdmig__conn_sq_record_write(c, signaled, len);
+	*signaled_any |= signaled;
+	return 0;
+}
+
+/* One write of the caller's becomes pieces of a quarter window at most, each
+ * with the caller's wr_id (it names the block and chunk of a failure); the
+ * caller's signal request goes to the last piece.  writes_signaled counts
+ * the caller's writes with a signaled piece. */
+int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
+		    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id)
+{
+	const uint8_t *at = local;
+	bool signaled = false;
+	int ret = 0;
+
+	size_write_window(c);
+	do {
+		uint32_t piece_max = write_piece_max(c), piece = len > piece_max ? piece_max : len;
+
+		len -= piece;
+		ret = post_write_piece(c, at, piece, lkey, remote, rkey, force_signal && !len, wr_id,
+				       &signaled);
+		at += piece;
+		remote += piece;
+	} while (!ret && len);
+	c->writes_signaled += signaled;
+	return ret;
+}
