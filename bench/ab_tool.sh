@@ -34,17 +34,8 @@ DATA=$(mktemp -d /tmp/rdmig-ab.XXXXXX)
 trap 'rm -rf "$DATA"' EXIT
 
 note() { echo "$*" | tee -a "$OUT/summary.txt"; }
-dev_ip() { eval echo "\$RDMAVM_${1^^}_IP"; }
-json_num() { grep -o "\"$2\": *[0-9.]*" "$1" 2>/dev/null | head -n1 | sed 's/.*: *//'; }
-wait_listening() {
-	local i
-	for ((i = 0; i < 600; i++)); do
-		grep -q 'listening on' "$1" 2>/dev/null && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+# shellcheck source=bench/guest_lib.sh
+. "$(dirname "$0")/guest_lib.sh"
 
 # one_run LETTER BUILD DEV REG ROUND: one transfer, one ab.tsv row
 one_run() {

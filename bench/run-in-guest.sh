@@ -83,30 +83,18 @@ done
 PORT=19100
 : >"$SUMMARY"
 
+# shellcheck source=bench/guest_lib.sh
+. "$ROOT/bench/guest_lib.sh"
 note() { echo "$*" | tee -a "$SUMMARY"; }
 want() { [[ " $PARTS " == *" $1 "* ]]; }
-dev_ip() { eval echo "\$RDMAVM_${1^^}_IP"; }
 next_port() { PORT=$((PORT + 1)); }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-
-# wait_listening FILE PID: until a server wrote its "listening" line
-wait_listening() {
-	local i
-	for ((i = 0; i < 600; i++)); do
-		grep -q 'listening on' "$1" 2>/dev/null && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
 
 # the wall clock without a fork (a date(1) costs milliseconds in the guest);
 # the QEMU traces print the same clock
 stamp() { echo "$EPOCHREALTIME"; }
 secs_between() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.6f", b - a}'; }
 
-# json_num FILE KEY: the first number under "KEY"
-json_num() { grep -o "\"$2\": *[0-9.]*" "$1" 2>/dev/null | head -n1 | sed 's/.*: *//'; }
 
 note "# rdmig benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), guest $(uname -r), $(nproc) vCPUs," \
 	"$(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo) MiB; guest load $(loadavg)"
