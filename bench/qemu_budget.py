@@ -104,8 +104,14 @@ def source_budget(ev, times):
         "commit": done - device,
         "teardown": ev[-1][0] - done,
     }
-    if times.get("src_exit"):
-        b["exit"] = times["src_exit"] - times["quit"]
+    return with_exit_and_total(b, times, "src_exit")
+
+
+def with_exit_and_total(b, times, exit_mark):
+    """A side's budget b ends with its quit -> gone (when the script saw the
+    process end) and the sum of its phases."""
+    if times.get(exit_mark):
+        b["exit"] = times[exit_mark] - times["quit"]
     b["total"] = sum(b.values())
     return b
 
@@ -131,9 +137,7 @@ def dest_budget(ev, times, pin_all):
         "commit": co_end - finished,
         "teardown": ev[-1][0] - co_end,
     }
-    if times.get("dst_exit"):
-        b["exit"] = times["dst_exit"] - times["quit"]
-    b["total"] = sum(b.values())
+    with_exit_and_total(b, times, "dst_exit")
     # -incoming defer listens at migrate-incoming, after QMP ready
     b["idle"] = request - (listening if listening else times["dst_ready"])
     return b
