@@ -26,37 +26,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include "conn.h"
 #include "engine_io.h"
+#include "images_dest_int.h"
 #include "images_int.h"
 #include "log.h"
 #include "rdmig/images.h"
 #include "rdmig/private.h"
-
-enum dest_state { DST_RUNNING, DST_DONE, DST_FAILED };
-
-struct rdmig_images_dest {
-	struct rdmig_conn *conn;        /* NULL over a test's engine */
-	struct rdmig_dest *engine;      /* ours */
-	struct rdmig_images_dest_opts o;
-	struct rdmig_images_sink sink;
-	struct rdmig_imgs_parser ps;
-	uint8_t **mem;                  /* per block; NULL for an empty one */
-	struct rdmig_block *blocks;
-	struct rdmig_verify vf;
-	struct rdmig_verify_block *res; /* per block, once compared */
-	bool header_done, compared, committed, aborted;
-	bool engine_failed;             /* the engine told the source itself */
-	atomic_int write_err;           /* the first failed sink write (-errno) */
-	atomic_int cancelled;
-	enum dest_state state;
-	int failed;
-	struct rdmig_images_stats st;
-	struct rdmig_engine_stats est;
-	double t_phase;
-	char err[RDMIG_ERRMSG_SIZE];
-};
 
 void rdmig_images_dest_opts_init_sized(struct rdmig_images_dest_opts *o, size_t size)
 {
@@ -64,21 +40,6 @@ void rdmig_images_dest_opts_init_sized(struct rdmig_images_dest_opts *o, size_t 
 	o->size = size;
 	if (size >= offsetof(struct rdmig_images_dest_opts, verify) + sizeof(o->verify))
 		o->verify = true;
-}
-
-static double phase_end(struct rdmig_images_dest *d)
-{
-	double now = rdmig_monotonic_seconds(), took = now - d->t_phase;
-
-	d->t_phase = now;
-	return took;
-}
-
-/* A sink's code: a negative errno; -1 (a bare failure) and anything else
- * -EIO. */
-static int sink_code(int ret)
-{
-	return ret != -1 && RDMIG_IS_ERRNO(ret) ? ret : -EIO;
 }
 
 static int check_opts(struct rdmig_images_dest *d, const struct rdmig_images_dest_opts *o,
@@ -155,146 +116,6 @@ int rdmig_images_dest_create(struct rdmig_conn *c, const struct rdmig_images_des
 	return rdmig__images_dest_wrap(engine, c, o, sink, out, c->errmsg, sizeof(c->errmsg));
 }
 
-/* ---------------------------------------------------------- the header -- */
-
-/* The source's chunk size; one the caller gave must agree with it. */
-static int take_chunk_size(struct rdmig_images_dest *d)
-{
-	int ret;
-
-	if (d->o.chunk_size && d->o.chunk_size != d->ps.chunk_size) {
-		snprintf(d->err, sizeof(d->err), "chunk-size mismatch: a chunk size of %llu bytes "
-			 "given here, but the source registers in chunks of %u bytes",
-			 (unsigned long long)d->o.chunk_size, d->ps.chunk_size);
-		return RDMIG_EINVAL;
-	}
-	if ((ret = rdmig_dest_set_chunk_size(d->engine, d->ps.chunk_size)))
-		snprintf(d->err, sizeof(d->err), "%s", rdmig_dest_errmsg(d->engine));
-	return ret;
-}
-
-/* What the header asks for, before anything is allocated. */
-static int accept_header(struct rdmig_images_dest *d)
-{
-	int ret;
-
-	d->st.blocks = d->ps.count;
-	d->st.bytes_total = d->ps.total;
-	if (d->sink.header && (ret = d->sink.header(d->sink.ctx, d->ps.blocks, d->ps.count,
-						     &d->ps.prm, d->err, sizeof(d->err)))) {
-		if (!d->err[0])
-			snprintf(d->err, sizeof(d->err), "the sink refused the header");
-		return sink_code(ret);
-	}
-	if (d->o.verify && d->ps.prm.digest == RDMIG_DIGEST_OFF) {
-		snprintf(d->err, sizeof(d->err), "the source sends no digests, and this destination "
-			 "verifies: refused");
-		return RDMIG_EPROTO;
-	}
-	return take_chunk_size(d);
-}
-
-static int alloc_memory(struct rdmig_images_dest *d)
-{
-	static uint8_t empty_block; /* a valid address for length-0 blocks */
-	uint32_t n = d->ps.count;
-
-	d->mem = calloc(n, sizeof(*d->mem));
-	d->blocks = calloc(n, sizeof(*d->blocks));
-	d->res = calloc(n, sizeof(*d->res));
-	if (!d->mem || !d->blocks || !d->res) {
-		snprintf(d->err, sizeof(d->err), "out of memory for %u blocks", n);
-		return RDMIG_ENOMEM;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		const struct rdmig_imgs_block *b = &d->ps.blocks[i];
-
-		if (b->length) {
-			void *p = mmap(NULL, (size_t)b->length, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (p == MAP_FAILED) {
-				int e = errno;
-
-				snprintf(d->err, sizeof(d->err), "cannot allocate %llu bytes for block "
-					 "'%s': %s", (unsigned long long)b->length, b->name, strerror(e));
-				return -e;
-			}
-			d->mem[i] = p;
-		}
-		d->blocks[i] = (struct rdmig_block){
-			.name = b->name,
-			.host = d->mem[i] ? (void *)d->mem[i] : (void *)&empty_block,
-			.length = b->length,
-		};
-	}
-	return 0;
-}
-
-/* On a hashing thread, once a span is hashed: the private copy that was
- * hashed goes to the sink.  The first failure is kept for the steps. */
-static void span_checked(void *ctx, const struct rdmig_hash_job *j)
-{
-	struct rdmig_images_dest *d = ctx;
-	int none = 0, ret;
-
-	if (atomic_load(&d->write_err))
-		return;
-	ret = d->sink.write(d->sink.ctx, j->block, j->offset, j->p, (size_t)j->len);
-	if (ret)
-		atomic_compare_exchange_strong(&d->write_err, &none, sink_code(ret));
-}
-
-/* Hash the spans as their records arrive, each from a private copy. */
-static int start_verify(struct rdmig_images_dest *d)
-{
-	uint32_t alg = d->o.verify ? d->ps.prm.digest : RDMIG_DIGEST_OFF;
-
-	if (rdmig_verify_start(&d->vf, alg, d->o.hash_threads, d->ps.blocks, d->ps.count,
-			       d->ps.prm.span_shift, (const uint8_t *const *)d->mem, false,
-			       span_checked, d, d->err, sizeof(d->err)))
-		return RDMIG_ENOMEM;
-	d->st.digest = alg;
-	d->st.hash_threads = d->vf.threads;
-	if (d->vf.pool && rdmig_hash_pool_set_copy(d->vf.pool, (size_t)1 << d->ps.prm.span_shift,
-						   d->err, sizeof(d->err)))
-		return RDMIG_ENOMEM;
-	return 0;
-}
-
-static int create_images(struct rdmig_images_dest *d)
-{
-	for (uint32_t i = 0; i < d->ps.count; i++) {
-		int ret = d->sink.create(d->sink.ctx, i, &d->ps.blocks[i], d->err, sizeof(d->err));
-
-		if (ret) {
-			if (!d->err[0])
-				snprintf(d->err, sizeof(d->err), "the sink cannot create image %u ('%s')",
-					 i, d->ps.blocks[i].name);
-			return sink_code(ret);
-		}
-	}
-	return 0;
-}
-
-/* The header is complete: check it, allocate, create the images, give the
- * engine the blocks, start the hashing. */
-static int on_header(struct rdmig_images_dest *d)
-{
-	int ret;
-
-	d->header_done = true;
-	if ((ret = accept_header(d)) || (ret = alloc_memory(d)) || (ret = create_images(d)))
-		return ret;
-	if ((ret = rdmig_dest_set_blocks(d->engine, d->blocks, d->ps.count))) {
-		snprintf(d->err, sizeof(d->err), "%s", rdmig_dest_errmsg(d->engine));
-		return ret;
-	}
-	if ((ret = start_verify(d)))
-		return ret;
-	d->st.header_seconds = phase_end(d);
-	return 0;
-}
-
 /* ------------------------------------------------------ while it runs -- */
 
 /* Stream bytes: parsed first, so that only valid ones reach the sink.  The
@@ -313,7 +134,7 @@ static int on_stream(struct rdmig_images_dest *d, const struct rdmig_event *ev, 
 	if (d->sink.stream && (ret = d->sink.stream(d->sink.ctx, ev->data, ev->len, d->err,
 						     sizeof(d->err))))
 		return sink_code(ret);
-	if ((got & RDMIG_IMGS_EV_HEADER) && (ret = on_header(d)))
+	if ((got & RDMIG_IMGS_EV_HEADER) && (ret = rdmig__idest_on_header(d)))
 		return ret;
 	if (got & RDMIG_IMGS_EV_SPANS) /* their data has landed: check it now */
 		rdmig_verify_release(&d->vf, d->ps.spans_known);
@@ -322,92 +143,7 @@ static int on_stream(struct rdmig_images_dest *d, const struct rdmig_event *ev, 
 	return 0;
 }
 
-/* Cancelled by rdmig_images_dest_cancel, or by the connection's
- * opts.cancel (which the engine's own waits look at). */
-static bool is_cancelled(struct rdmig_images_dest *d)
-{
-	return atomic_load(&d->cancelled) ||
-	       (d->conn && d->conn->opts.cancel && *d->conn->opts.cancel);
-}
-
-static int cancelled(struct rdmig_images_dest *d)
-{
-	snprintf(d->err, sizeof(d->err), "cancelled");
-	return RDMIG_ECANCELED;
-}
-
-static int sink_write_failed(struct rdmig_images_dest *d)
-{
-	int e = atomic_load(&d->write_err);
-
-	snprintf(d->err, sizeof(d->err), "the sink cannot write the images: %s",
-		 rdmig_strerror(e));
-	return e;
-}
-
 /* ----------------------------------------------------------- the end -- */
-
-static int verify_tick(void *ctx)
-{
-	return is_cancelled(ctx);
-}
-
-/* Wait for the last digests and compare: 0, a mismatch (RDMIG_EPROTO) or a
- * cancel. */
-static int compare(struct rdmig_images_dest *d)
-{
-	if (rdmig_verify_recv_finish(&d->vf, &d->ps, d->res, verify_tick, d))
-		return cancelled(d);
-	d->compared = true;
-	d->st.hash_seconds = d->vf.hash_seconds;
-	d->st.hash_wait_seconds = phase_end(d);
-	if (d->vf.alg == RDMIG_DIGEST_OFF)
-		return 0; /* not verified, and not a failure: the caller allowed it */
-	for (uint32_t i = 0; i < d->ps.count; i++)
-		d->st.blocks_mismatched += !d->res[i].ok;
-	d->st.verified = !d->st.blocks_mismatched;
-	if (!d->st.verified) {
-		snprintf(d->err, sizeof(d->err), "%u of %u block%s differ from what the source sent",
-			 d->st.blocks_mismatched, d->ps.count, d->ps.count == 1 ? "" : "s");
-		return RDMIG_EPROTO;
-	}
-	return 0;
-}
-
-/* Every span is in its image: the sizes, then the sink's commit. */
-static int commit(struct rdmig_images_dest *d)
-{
-	int ret;
-
-	if (atomic_load(&d->write_err))
-		return sink_write_failed(d);
-	for (uint32_t i = 0; i < d->ps.count; i++)
-		if ((ret = d->sink.set_size(d->sink.ctx, i, d->ps.blocks[i].length, d->err,
-					    sizeof(d->err))))
-			return sink_code(ret);
-	if ((ret = d->sink.commit(d->sink.ctx, d->err, sizeof(d->err))))
-		return sink_code(ret);
-	d->committed = true;
-	d->st.commit_seconds = phase_end(d);
-	return 0;
-}
-
-/* The threads joined, the engine's figures kept, the memory deregistered
- * (the engine goes first) and freed. */
-static void teardown(struct rdmig_images_dest *d)
-{
-	rdmig_verify_stop(&d->vf);
-	if (d->engine)
-		rdmig_dest_stats(d->engine, &d->est);
-	rdmig_verify_free(&d->vf);
-	rdmig_dest_destroy(d->engine);
-	d->engine = NULL;
-	for (uint32_t i = 0; d->mem && i < d->ps.count; i++)
-		if (d->mem[i])
-			munmap(d->mem[i], (size_t)d->ps.blocks[i].length);
-	free(d->mem);
-	d->mem = NULL;
-}
 
 /* The source disconnected: was its stream complete?  Then compare, commit
  * and tear down. */
@@ -421,9 +157,9 @@ static int on_end(struct rdmig_images_dest *d)
 		return RDMIG_EDISCONNECTED;
 	}
 	d->st.transfer_seconds = phase_end(d);
-	if ((ret = compare(d)) || (ret = commit(d)))
+	if ((ret = rdmig__idest_compare(d)) || (ret = rdmig__idest_commit(d)))
 		return ret;
-	teardown(d);
+	rdmig__idest_teardown(d);
 	d->st.teardown_seconds = phase_end(d);
 	return 0;
 }
@@ -463,7 +199,7 @@ static int step(struct rdmig_images_dest *d, struct rdmig_images_event *out)
 		if (is_cancelled(d))
 			return cancelled(d);
 		if (atomic_load(&d->write_err))
-			return sink_write_failed(d);
+			return rdmig__idest_sink_write_failed(d);
 		ret = d->o.nonblocking ? rdmig_dest_try_next(d->engine, &ev)
 				       : rdmig_dest_next(d->engine, &ev);
 		if (ret == RDMIG_EAGAIN)
@@ -612,7 +348,7 @@ void rdmig_images_dest_destroy(struct rdmig_images_dest *d)
 	rdmig_verify_stop(&d->vf); /* its threads write into the sink */
 	if (!d->aborted && !d->committed)
 		d->sink.abort(d->sink.ctx);
-	teardown(d);
+	rdmig__idest_teardown(d);
 	free(d->blocks);
 	free(d->res);
 	rdmig_imgs_parser_free(&d->ps);
