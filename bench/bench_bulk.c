@@ -43,6 +43,10 @@
 
 struct send_times {
 	double setup_us, total_us, hash_seconds;
+	/* from the end of the setup to the end of the iteration: the
+	 * registration round trips and the writes, what ib_write_bw's
+	 * steady-state figure is set against (no connect, no setup) */
+	double transfer_seconds;
 	/* the budget's marks (rdmig_monotonic_seconds): connect begins, the
 	 * connection is up, the header and setup are done, the run returned */
 	double connect, connected, set_up, run_end;
@@ -153,6 +157,9 @@ static struct json_object *send_json(const struct bench_args *a, const struct rd
 	bj_add_fixed(o, "seconds", t->total_us / 1e6, 6);
 	bj_add_fixed(o, "setup_seconds", t->setup_us / 1e6, 6);
 	bj_add_fixed(o, "throughput_MBps", (double)total / t->total_us, 2);
+	bj_add_fixed(o, "transfer_seconds", t->transfer_seconds, 6);
+	bj_add_fixed(o, "transfer_MBps",
+		     t->transfer_seconds > 0 ? (double)total / t->transfer_seconds / 1e6 : 0, 2);
 	bj_add_str(o, "hash", hash_name[a->hash]);
 	bj_add_fixed(o, "hash_seconds", t->hash_seconds, 6);
 	bj_add_str(o, "digest", a->hash ? hex : "");
@@ -230,6 +237,7 @@ int bench_bulk_send(const struct bench_args *a)
 	 * trailer and the teardown */
 	t.total_us = bench_now_us() - t0 - (ist.commit_seconds + ist.teardown_seconds) * 1e6;
 	t.hash_seconds = ist.hash_seconds;
+	t.transfer_seconds = ist.transfer_seconds;
 	rdmig_images_source_engine_stats(s, &st);
 	out = send_json(a, c, &st, file.len, &t, rdmig_images_source_blocks(s)[0].digest);
 out:
