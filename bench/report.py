@@ -633,7 +633,7 @@ def budget_part(out, res):
     for e in entries:
         k = (e["device"], e["image"], e["registration"], e["chunk_MiB"], e["kind"], e["side"])
         groups.setdefault(k, []).append(e)
-    order = {"engine": 0, "tool": 1, "qemu11": 2}
+    order = {"engine": 0, "enginespin": 1, "tool": 2, "qemu11": 3}
     table = []
     for k in sorted(groups, key=lambda k: (k[0], k[1], k[2], k[3], order.get(k[4], 9), k[5])):
         runs = groups[k]
@@ -657,8 +657,8 @@ def budget_part(out, res):
     bw = []
     for r in res.get("bulk", {}).get("rows", []):
         base, chunk = chunk_of(r["kind"])
-        if base == "engine":
-            bw.append({"device": r["device"], "image": r["image"],
+        if base in ("engine", "enginespin"):
+            bw.append({"kind": base, "device": r["device"], "image": r["image"],
                        "registration": r["registration"], "chunk_MiB": chunk,
                        "MBps": r["MBps"], "ib_write_bw_MBps": r["ib_write_bw_MBps"],
                        "engine_over_ib_write_bw": r["ratio_ib_write_bw"],
@@ -707,9 +707,9 @@ def budget_part(out, res):
               "complete (REGISTER round trips in it); connect..end = the engine's own clock,\n"
               "connect and setup (pin-local registration) in it")
     for b in bw:
-        print("engine MB/s / ib_write_bw, %s %s %s %dM: transfer %s / %s = %s; "
+        print("%s MB/s / ib_write_bw, %s %s %s %dM: transfer %s / %s = %s; "
               "connect..end %s / %s = %s" % (
-                  b["device"], b["image"], b["registration"], b["chunk_MiB"],
+                  b["kind"], b["device"], b["image"], b["registration"], b["chunk_MiB"],
                   b["transfer_MBps"], b["ib_write_bw_MBps"], b["engine_transfer_over_ib_write_bw"],
                   b["MBps"], b["ib_write_bw_MBps"], b["engine_over_ib_write_bw"]))
     for c in cost:

@@ -29,7 +29,8 @@
 # scripts/qemu-peer names them, fetched on the host before the boot),
 # RDMIG_BENCH_BULK_QEMUS ("7.2 11.1": bulk kinds qemu, qemu11, qemu11_32M;
 # also 10.0.2 qemu10, 10.2.2 qemu102, inline qemu10i), RDMIG_BENCH_KINDS ("engine hashthread tool": the rdmig runs of
-# the bulk part; also tool1, toolxxh3, toolsha, tooloff), RDMIG_BENCH_IMAGES ("random
+# the bulk part; also tool1, toolxxh3, toolsha, tooloff, and enginespin: the engine
+# with both ends busy-polling RDMIG_BENCH_BULK_SPIN us, 3000), RDMIG_BENCH_IMAGES ("random
 # halfzero"), RDMIG_BENCH_CHUNKS ("1M 32M": each engine and tool kind runs at
 # each of these --chunk-size values, in MiB; kinds engine_32M, tool_32M...
 # for the others; the engine with rdmig send's library settings),
@@ -69,6 +70,7 @@ QEMUS=${RDMIG_BENCH_QEMUS:-7.2 11.1 10.2.2 inline}
 # the QEMUs of the bulk part (QEMU -> QEMU beside rdmig); 11.1 at each chunk size
 BULK_QEMUS=${RDMIG_BENCH_BULK_QEMUS:-7.2 11.1}
 KINDS=${RDMIG_BENCH_KINDS:-engine hashthread tool}
+BULK_SPIN=${RDMIG_BENCH_BULK_SPIN:-3000}
 CHUNKS=${RDMIG_BENCH_CHUNKS:-1M 32M}
 ROUNDS=${RDMIG_BENCH_ROUNDS:-1}
 ROUND=1
@@ -274,16 +276,20 @@ engine_run() {
 	bytes=$(( ${chunk%M} << 20 ))
 	[ "$reg" = pin-all ] && flag=--pin-all
 	[[ $kind == hashthread* ]] && hash=thread
+	# enginespin: both ends busy-poll BULK_SPIN us before sleeping (the
+	# library's default is 50): what the guest's wake-ups cost a transfer
+	local spin=()
+	[[ $kind == enginespin* ]] && spin=(--spin "$BULK_SPIN")
 	local rt0 t1
 	rt0=$(stamp)
 	timed_bg "$OUT/$tag.recv.end" timeout 900 "$BUILD/rdmig-bench" bulk-recv --listen "$ip:$PORT" \
-		--file "$DATA/$img.img" $flag --chunk-size $bytes --json "$OUT/$tag.recv.json" \
+		--file "$DATA/$img.img" $flag --chunk-size $bytes "${spin[@]}" --json "$OUT/$tag.recv.json" \
 		2>"$OUT/$tag.recv.err" &
 	rpid=$!
 	wait_listening "$OUT/$tag.recv.err" $rpid
 	t0=$(stamp)
 	timeout 900 "$BUILD/rdmig-bench" bulk-send --to "$ip:$PORT" --file "$DATA/$img.img" $flag \
-		--chunk-size $bytes --as-send --hash $hash --json "$OUT/$tag.json" 2>"$OUT/$tag.err"
+		--chunk-size $bytes --as-send --hash $hash "${spin[@]}" --json "$OUT/$tag.json" 2>"$OUT/$tag.err"
 	src=$?
 	t1=$(stamp)
 	wait $rpid
@@ -449,6 +455,7 @@ bulk() {
 				for reg in dynamic pin-all; do
 					for c in $CHUNKS; do
 						[[ " $KINDS " == *" engine "* ]] && engine_run engine "$dev" "$ip" "$img" "$reg" "$c"
+						[[ " $KINDS " == *" enginespin "* ]] && engine_run enginespin "$dev" "$ip" "$img" "$reg" "$c"
 						[[ " $KINDS " == *" hashthread "* ]] && [ $img = random ] &&
 							engine_run hashthread "$dev" "$ip" "$img" "$reg" "$c"
 					done
