@@ -715,7 +715,7 @@ TEST(too_many_blocks)
 	memcpy(buf, r.b, r.n);
 	n = r.n;
 	for (int i = 0; i < 4097; i++) {
-		char name[8];
+		char name[16]; /* "b%04d" of an int: the compiler counts 11 digits */
 		snprintf(name, sizeof(name), "b%04d", i);
 		buf[n++] = 5;
 		memcpy(buf + n, name, 5);
