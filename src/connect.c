@@ -17,6 +17,7 @@
 #include <string.h>
 #include "cm_event.h"
 #include "conn.h"
+#include "qp_transport.h"
 #include "testhooks.h"
 
 #define RESOLVE_TIMEOUT_MS 2000
@@ -169,12 +170,13 @@ static int connect_with_caps(struct rdmig_conn *c)
 		.private_data = pdata,
 		.private_data_len = sizeof(pdata),
 		.initiator_depth = 2, /* as QEMU */
-		.retry_count = 5,
+		.retry_count = RDMIG_QP_RETRY_COUNT,
 	};
 	struct rdma_cm_event *ev;
 	int err, ret;
 
 	rdmig_encode_caps(&caps, pdata);
+	rdmig__qp_transport_set(c);
 	if (rdma_connect(c->id, &param))
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "rdma_connect: %s",
 				   strerror(errno));

@@ -41,6 +41,7 @@
 #include "cm_event.h"
 #include "conn.h"
 #include "opts.h"
+#include "qp_transport.h"
 
 #define LISTENER_MAX_IDS 16
 
@@ -288,10 +289,11 @@ static int send_accept(struct rdmig_conn *c)
 		.private_data_len = sizeof(echo),
 		.responder_resources = 2, /* as QEMU */
 		.initiator_depth = 2,
-		.retry_count = 5,
+		.retry_count = RDMIG_QP_RETRY_COUNT,
 	};
 
 	rdmig_encode_caps(&c->caps, echo);
+	rdmig__qp_transport_set(c); /* on the request's id: rdma_accept moves its QP to RTS */
 	if (rdma_accept(c->id, &param))
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
 				   "rdma_accept: %s (the requester went away?)", strerror(errno));

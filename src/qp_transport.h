@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * qp_transport.h - the QP's transport settings on RoCE/IB, set by both
+ * sides before connect and accept (qp_transport.c).
+ */
+#ifndef RDMIG_QP_TRANSPORT_H
+#define RDMIG_QP_TRANSPORT_H
+
+struct rdmig_conn;
+
+/*
+ * The local ACK timeout: 4.096 us x 2^12 = 16.8 ms per try.  rdma_cm's
+ * own on RoCE is 19 (2.1 s), and Soft-RoCE resends go-back-N: after a
+ * retry has begun, a second loss before the next positive ACK waits for
+ * this timeout.  At 1% loss that made a path of 10 MB/s move under
+ * 0.3 MB/s; at 12 it keeps about half its fault-free throughput, and
+ * reordering completes, where 14 and 16 did not (docs/reliability.md,
+ * "QP transport settings").  A QP without any ACK gives up after
+ * (RDMIG_QP_RETRY_COUNT + 1) timeouts on hardware RoCE (8 x 16.8 ms);
+ * rdmig's own --timeout bounds every wait either way.
+ */
+#define RDMIG_QP_ACK_TIMEOUT 12
+
+/* Transport retries before the QP fails with IBV_WC_RETRY_EXC_ERR: the
+ * most there are (Soft-RoCE reads 7 as "no limit"), so that a short ACK
+ * timeout does not end a migration on a burst of losses. */
+#define RDMIG_QP_RETRY_COUNT 7
+
+/* Give c->id our ACK timeout; a kernel without the option keeps rdma_cm's. */
+void rdmig__qp_transport_set(struct rdmig_conn *c);
+
+#endif
