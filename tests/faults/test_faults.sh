@@ -2,13 +2,11 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # test_faults.sh - the CI subset of scripts/faults (docs/reliability.md) on
 # one device, inside the test guest (scripts/rdma-vm), as root:
-#   loss-1%       siw only: siw_a -> siw_b over a veth pair with 1% loss
-#                 (made here unless scripts/rdma-vm --two-hosts made it,
-#                 removed at the end): completes byte-identical.  rxe0
-#                 loops back inside the driver, where netem cannot act, and
-#                 rxe_a -> rxe_b at 1% loss does not yet complete within
-#                 --timeout 10 (docs/reliability.md, "QP transport
-#                 settings"), so a CI case would only fail.
+#   loss-1%       over the device kind's veth pair, siw_a -> siw_b or
+#                 rxe_a -> rxe_b, with 1% loss (made here unless
+#                 scripts/rdma-vm --two-hosts made it, removed at the end):
+#                 completes byte-identical.  rxe0 itself loops back inside
+#                 the driver, where netem cannot act.
 #   stop-recv-5s  the receiver SIGSTOPped 5 s mid-transfer (--timeout 10):
 #                 completes byte-identical.
 #   enospc        --out (a tmpfs) filled up mid-transfer: recv fails naming
@@ -30,14 +28,12 @@ fl_init "$BUILD" 16
 
 case_row() { echo "# $FL_ROW | $FL_DETAIL"; }
 
-if [ "$DEVICE" = siw ]; then
-	if fl_pair_up siw; then
-		fl_case loss-1% siw-pair netem "loss 1%"
-		case_row
-		check "1% loss on the path: completes byte-identical" [ "$FL_OUTCOME" = completed ]
-	else
-		fail "the veth pair siw_a/siw_b could not be made"
-	fi
+if fl_pair_up "$DEVICE"; then
+	fl_case loss-1% "$DEVICE-pair" netem "loss 1%"
+	case_row
+	check "1% loss on the path: completes byte-identical" [ "$FL_OUTCOME" = completed ]
+else
+	fail "the veth pair ${DEVICE}_a/${DEVICE}_b could not be made"
 fi
 
 fl_case stop-recv-5s "$DEVICE" stop 5
