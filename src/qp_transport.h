@@ -9,17 +9,18 @@
 struct rdmig_conn;
 
 /*
- * The local ACK timeout: 4.096 us x 2^12 = 16.8 ms per try.  rdma_cm's
+ * The local ACK timeout: 4.096 us x 2^11 = 8.4 ms per try.  rdma_cm's
  * own on RoCE is 19 (2.1 s), and Soft-RoCE resends go-back-N: after a
  * retry has begun, a second loss before the next positive ACK waits for
  * this timeout.  At 1% loss that made a path of 10 MB/s move under
- * 0.3 MB/s; at 12 it keeps about half its fault-free throughput, and
- * reordering completes, where 14 and 16 did not (docs/reliability.md,
- * "QP transport settings").  A QP without any ACK gives up after
- * (RDMIG_QP_RETRY_COUNT + 1) timeouts on hardware RoCE (8 x 16.8 ms);
+ * 0.3 MB/s; at 12 it kept about half its fault-free throughput (0.53 x
+ * and 0.49 x in two boots), and reordering completed, where 14 and 16
+ * did not; 11 halves the wait again (docs/reliability.md, "QP transport
+ * settings").  A QP without any ACK gives up after
+ * (RDMIG_QP_RETRY_COUNT + 1) timeouts on hardware RoCE (8 x 8.4 ms);
  * rdmig's own --timeout bounds every wait either way.
  */
-#define RDMIG_QP_ACK_TIMEOUT 12
+#define RDMIG_QP_ACK_TIMEOUT 11
 
 /* Transport retries before the QP fails with IBV_WC_RETRY_EXC_ERR: the
  * most there are (Soft-RoCE reads 7 as "no limit"), so that a short ACK
