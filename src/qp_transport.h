@@ -13,9 +13,9 @@ struct rdmig_conn;
  * own on RoCE is 19 (2.1 s), and Soft-RoCE resends go-back-N: after a
  * retry has begun, a second loss before the next positive ACK waits for
  * this timeout.  At 1% loss that made a path of 10 MB/s move under
- * 0.3 MB/s; at 12 it kept about half its fault-free throughput (0.53 x
- * and 0.49 x in two boots), and reordering completed, where 14 and 16
- * did not; 11 halves the wait again (docs/reliability.md, "QP transport
+ * 0.3 MB/s; at 11 it keeps 0.67-0.74 x its fault-free throughput, and
+ * reordering completes, where 14 and 16 did not; 12 sat at the edge of
+ * 0.5 x, 10 gained nothing (docs/reliability.md, "QP transport
  * settings").  A QP without any ACK gives up after
  * (RDMIG_QP_RETRY_COUNT + 1) timeouts on hardware RoCE (8 x 8.4 ms);
  * rdmig's own --timeout bounds every wait either way.
