@@ -178,6 +178,11 @@ int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot);
 /* channel.c: wait (at most timeout_ms; <= 0: the connection's timeout)
  * until every posted send-side WR completed. */
 int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms);
+/* connect.c: the end of a migration that went well: flush, disconnect,
+ * and wait (at most the connection's timeout) for the peer's answer, so
+ * that a lost disconnect request is sent again.  A peer that never
+ * answers is logged, not a failure; a failed flush is. */
+int rdmig__conn_close_after_end(struct rdmig_conn *c);
 /* channel.c: post a signaled zero-length WRITE, so that every WR before
  * it is reported done when it is. */
 int rdmig__conn_post_flush(struct rdmig_conn *c);

@@ -361,6 +361,9 @@ static int finish(struct rdmig_images_source *s)
 		return ret;
 	s->st.commit_seconds = phase_end(s);
 	teardown(s);
+	/* the destination commits once we are gone: go, and see it answer */
+	if ((ret = rdmig__conn_close_after_end(s->conn)))
+		return engine_failed(s, ret);
 	s->st.teardown_seconds = phase_end(s);
 	return 0;
 }

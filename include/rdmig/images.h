@@ -106,7 +106,9 @@ struct rdmig_images_stats {
 	double hash_wait_seconds;   /* after the data: waiting for the last digests */
 	double commit_seconds;      /* source: the trailer; dest: sizes and the sink's commit */
 	double teardown_seconds;    /* hashing threads joined, engine handle
-				     * destroyed (deregistration), memory freed */
+				     * destroyed (deregistration), memory freed;
+				     * source: and the disconnect, until the
+				     * destination answered it */
 };
 
 /* ------------------------------------------------------------ source -- */
@@ -146,8 +148,11 @@ int rdmig_images_source_create(struct rdmig_conn *c, const struct rdmig_images_i
 			       struct rdmig_images_source **out);
 /* One step: the first sends the header and sets the engine up (HEADER),
  * the next ones one chunk each (PROGRESS), the last the end of the
- * iteration, the last records and the trailer (DONE).  After DONE or a
- * failure, RDMIG_ESTATE / the failure's code again. */
+ * iteration, the last records and the trailer, then the disconnect: it
+ * waits (at most the connection's timeout, or 10 s without one) for the
+ * destination to answer it, which an rdmig destination does once it has
+ * committed or failed (DONE).  After DONE or a failure, RDMIG_ESTATE /
+ * the failure's code again. */
 int rdmig_images_source_step(struct rdmig_images_source *s, struct rdmig_images_event *ev);
 /* Steps to DONE; progress (may be NULL) after each. */
 int rdmig_images_source_run(struct rdmig_images_source *s, rdmig_images_progress_fn progress,
