@@ -12,7 +12,8 @@
 #       WHERE: rxe | siw (the single device, talking to itself) or
 #              rxe-pair | siw-pair (A sends, B receives, over the veth)
 #       FAULT: none | netem "QDISC ARGS" | linkdown SECONDS |
-#              stop SECONDS | enospc | memcg
+#              stop SECONDS | enospc | memcg | lostdreq (rxe-pair: the
+#              sender's first disconnect request is dropped)
 #     runs it and sets FL_OUTCOME (completed | failed | hung), FL_MS (send
 #     start -> both ended), FL_DETAIL (the error lines), FL_BOUNDED (1: both
 #     ended within the bound), FL_LEFT (a final output name left after a
@@ -40,7 +41,7 @@ fl_init() {
 	RECV_WRAPPER=()
 	trap fl_cleanup EXIT
 	mkfifo "$WORK/nap.fifo" && exec 9<>"$WORK/nap.fifo"
-	modprobe -a veth sch_netem 2>/dev/null
+	modprobe -a veth sch_netem sch_prio cls_u32 act_gact 2>/dev/null
 	IMG=$WORK/image.bin
 	head -c $((FL_SIZE * 1048576)) /dev/urandom >"$IMG" || exit 1
 }
@@ -171,6 +172,38 @@ fl_wait_mid() {
 	return 1
 }
 
+# The packets the root qdisc of NETDEV dropped.
+fl_qdisc_dropped() {
+	local re='dropped ([0-9]+)'
+	[[ $(tc -s qdisc show dev "$1" root) =~ $re ]] && echo "${BASH_REMATCH[1]}"
+}
+
+# Drop the disconnect requests (DREQ) that leave NETDEV: RoCE's CM
+# datagrams go to QP 1 (UDP 4791; after IPv4's 20 bytes and UDP's 8, the
+# BTH's destination QP at bytes 4-7), and their MAD's attribute ID, after
+# the BTH's 12 bytes and the DETH's 8, at byte 16, is 0x0015 for a DREQ.
+fl_dreq_drop_on() {
+	tc qdisc add dev "$1" root handle 1: prio &&
+		tc filter add dev "$1" parent 1: protocol ip prio 1 u32 \
+			match ip protocol 17 0xff match ip dport 4791 0xffff \
+			match u32 0x00000001 0x00ffffff at 32 \
+			match u16 0x0015 0xffff at 64 action drop
+}
+
+# Wait until the filter of fl_dreq_drop_on on NETDEV dropped one (at most
+# 30 s), then take it away so that the kernel's resend passes; FL_DROPPED
+# says how many it dropped.
+fl_dreq_drop_once() {
+	local i
+	FL_DROPPED=0
+	for ((i = 0; i < 1500; i++)); do
+		FL_DROPPED=$(fl_qdisc_dropped "$1")
+		[ "${FL_DROPPED:-0}" -gt 0 ] && break
+		nap 0.02
+	done
+	tc qdisc del dev "$1" root
+}
+
 fl_where() { # WHERE -> KIND SEND-IP RECV-IP DEVICE-LABEL FAULT-NETDEV
 	local an ad ai at bn bd bi bt
 	case $1 in
@@ -209,6 +242,7 @@ fl_case() {
 		# moves passes; the filler takes the rest mid-transfer (below)
 		mount -t tmpfs -o size=$((FL_SIZE * 2))m rdmig-faults "$out" &&
 			head -c $(((FL_SIZE - 2) * 1048576)) /dev/zero >"$out/filler" ;;
+	lostdreq) fl_dreq_drop_on "${nd%%:*}" ;;
 	memcg)
 		mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
 		echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
@@ -217,7 +251,7 @@ fl_case() {
 		echo 0 >/sys/fs/cgroup/rdmig-faults/memory.swap.max 2>/dev/null
 		RECV_WRAPPER=(sh -c 'echo $$ >/sys/fs/cgroup/rdmig-faults/cgroup.procs && exec "$@"' sh) ;;
 	esac
-	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1
+	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1 FL_DROPPED=
 	IP=$rip # start_recv listens there
 	if ! start_recv r$port "$port" "$out" --timeout "$FL_TIMEOUT" 2>/dev/null; then
 		FL_OUTCOME=failed FL_DETAIL="recv did not start: $(fl_err r$port)" FL_MS=0
@@ -227,6 +261,7 @@ fl_case() {
 	now_ms_to t0
 	bg s$port -- send --to "$rip:$port" --timeout "$FL_TIMEOUT" --progress json "$IMG"
 	case $fault in
+	lostdreq) fl_dreq_drop_once "${nd%%:*}" ;;
 	linkdown | stop | enospc)
 		if fl_fault_point "$fault" "$out" s$port; then
 			now_ms_to tf
@@ -275,6 +310,7 @@ fl_case() {
 		FL_MS=-1 FL_BOUNDED=0
 		FL_DETAIL="send $s_rc, recv $r_rc: one side did not end"
 	fi
+	[ "$fault" = lostdreq ] && FL_DETAIL="${FL_DETAIL:+$FL_DETAIL | }DREQs dropped: ${FL_DROPPED:-0}"
 	fl_case_end "$name" "$label" "$fault" "$arg" "$nd" "$out"
 }
 

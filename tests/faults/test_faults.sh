@@ -7,6 +7,10 @@
 #                 scripts/rdma-vm --two-hosts made it, removed at the end):
 #                 completes byte-identical.  rxe0 itself loops back inside
 #                 the driver, where netem cannot act.
+#   lost-dreq     (rxe) over rxe_a -> rxe_b, the sender's disconnect
+#                 request after the data dropped once: the kernel sends it
+#                 again while send waits for the answer, and the migration
+#                 completes byte-identical.
 #   stop-recv-5s  the receiver SIGSTOPped 5 s mid-transfer (--timeout 10):
 #                 completes byte-identical.
 #   enospc        --out (a tmpfs) filled up mid-transfer: recv fails naming
@@ -32,6 +36,13 @@ if fl_pair_up "$DEVICE"; then
 	fl_case loss-1% "$DEVICE-pair" netem "loss 1%"
 	case_row
 	check "1% loss on the path: completes byte-identical" [ "$FL_OUTCOME" = completed ]
+	if [ "$DEVICE" = rxe ]; then
+		fl_case lost-dreq "$DEVICE-pair" lostdreq
+		case_row
+		check "the disconnect request lost: completes byte-identical" [ "$FL_OUTCOME" = completed ]
+		check "... and it was lost (DREQs dropped: ${FL_DROPPED:-none})" \
+			[ "${FL_DROPPED:-0}" -ge 1 ]
+	fi
 else
 	fail "the veth pair ${DEVICE}_a/${DEVICE}_b could not be made"
 fi
