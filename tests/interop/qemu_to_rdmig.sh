@@ -120,28 +120,10 @@ cleanup() {
 trap cleanup EXIT
 
 now_ms() { local t=${EPOCHREALTIME//[!0-9]/}; echo $((10#$t / 1000)); }
-safe_name() { printf '%s' "$1" | sed 's/[^A-Za-z0-9._-]/_/g'; }
 
 # ------------------------------------------------------------ processes --
 
-# qemu_vm TAG ARGS...: a QEMU with 64 MiB of pc.ram, QMP on $WORK/TAG.qmp,
-# its own pid in $WORK/TAG.pid; sets QPID (of the `timeout` around it).
-# The caller chooses the memory backend and the rest.
-qemu_vm() {
-	local tag=$1
-	shift
-	local trace=()
-	# the inline series' QEMU says which path each control message took
-	[ "$QEMU_VERSION" = inline ] && trace=(-trace 'qemu_rdma_alloc_qp_inline*'
-		-trace 'qemu_rdma_post_send_control_*' -D "$WORK/$tag.trace")
-	timeout 600 "$QEMU" -M pc,memory-backend=pc.ram -m "$MEM_MIB" -nodefaults -no-user-config \
-		-display none -accel tcg -qmp "unix:$WORK/$tag.qmp,server=on,wait=off" \
-		-pidfile "$WORK/$tag.pid" "${trace[@]}" "$@" \
-		</dev/null >"$WORK/$tag.qemu.log" 2>&1 &
-	QPID=$!
-	PIDS+=("$QPID")
-	qmp "$WORK/$tag.qmp" status >/dev/null
-}
+# (qemu_vm, source_vm: interop_lib.sh)
 
 # set_chunk TAG BYTES: QEMU TAG's x-rdma-chunk-size, read back
 set_chunk() {
@@ -166,13 +148,6 @@ incoming_vm() {
 	qemu_vm "$tag" "$@" -incoming defer
 	set_chunk "$tag" "$DST_CHUNK"
 	qmp "$WORK/$tag.qmp" migrate-incoming "{\"uri\": \"rdma:$IP:$port\"}" >/dev/null
-}
-
-# source TAG [ARGS...]: a source whose RAM is the shared file $WORK/TAG.ram
-source_vm() {
-	local tag=$1
-	shift
-	qemu_vm "$tag" -object "memory-backend-file,id=pc.ram,size=${MEM_MIB}M,mem-path=$WORK/$tag.ram,share=on" "$@"
 }
 
 # start_rdmig TAG PORT ARGS...: rdmig in the background until it listens;
@@ -213,48 +188,7 @@ show_failure() { # TAG: what helps to understand a failed migration
 
 # ------------------------------------------------------------- checks --
 
-# blocks_match TAG: every RAM block of the source (its `info ramblock`) has
-# an image of its used length.
-blocks_match() {
-	local tag=$1 name used size n=0 bad=0
-	# (no process substitution: the guest has no /dev/fd)
-	# NAME PSIZE UNIT 0xOFFSET 0xUSED 0xTOTAL, and in 10.0 also 0xHVA RO
-	awk 'NF >= 6 && $1 != "Block" { print $1, $5 }' "$WORK/$tag.ramblocks" >"$WORK/$tag.used"
-	while read -r name used; do
-		size=$(stat -c %s "$WORK/$tag.out/$(safe_name "$name").img" 2>/dev/null || echo -1)
-		n=$((n + 1))
-		if [ "$size" != "$((used))" ]; then
-			echo "# block '$name': image has $size bytes, the source $((used))"
-			bad=1
-		fi
-	done <"$WORK/$tag.used"
-	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
-}
-
-# bios_dirs: where the peer looks for firmware, first first: the -L
-# directories its wrapper passes (10.0.2, 11.1 and inline are wrappers;
-# 11.1 brings its own SeaBIOS), then QEMU's usual places
-bios_dirs() {
-	[ "$(head -c 2 "$QEMU")" = '#!' ] && grep -o -- '-L [^ ]*' "$QEMU" | sed 's/^-L //'
-	echo /usr/share/seabios
-	echo /usr/share/qemu
-}
-
-bios_matches() { # TAG: pc.bios is the BIOS file QEMU loaded
-	local bios d
-	# (a word list, not a loop over <(...): the guest has no /dev/fd)
-	for d in $(bios_dirs); do
-		[ -f "$d/bios-256k.bin" ] && { bios=$d/bios-256k.bin; break; }
-	done
-	[ -n "${bios:-}" ] || { echo "# no bios-256k.bin in $(bios_dirs | tr '\n' ' ')"; return 1; }
-	cmp "$bios" "$WORK/$1.out/pc.bios.img" | sed 's/^/# /'
-	cmp -s "$bios" "$WORK/$1.out/pc.bios.img"
-}
-
-stream_ok() { # TAG: stream.bin holds the stream: QEVM, stream_bytes long
-	local f=$WORK/$1.out/stream.bin
-	[ "$(head -c 4 "$f")" = QEVM ] && [ "$(stat -c %s "$f")" = "$(json_num "$WORK/$1.json" stream_bytes)" ]
-}
+# (blocks_match, bios_matches, stream_ok: interop_lib.sh)
 
 # qemu_sent_inline TAG: the inline series' QEMU of TAG sent control
 # messages inline (its trace: count > 0), granted by its QP; a no-op check
