@@ -48,21 +48,25 @@ migtest_cleanup() {
 # Is BUILD a sanitizer build?  Its hashing is about 10x slower.
 sanitized() { grep -qs '^RDMIG_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt"; }
 
-# bg TAG [--as WRAPPER...] -- ARGS...: start `rdmig ARGS` (or `WRAPPER...
-# rdmig ARGS`) in the background with stdout/stderr in $WORK/TAG.out/.err.
-# Sets PID_<TAG> to rdmig's pid; a watcher writes "STATUS END_MS" to
+# bg TAG [--as WRAPPER... | --run] -- ARGS...: start `rdmig ARGS` (or
+# `WRAPPER... rdmig ARGS`; with --run, ARGS alone: another program) in the
+# background with stdout/stderr in $WORK/TAG.out/.err.
+# Sets PID_<TAG> to its pid; a watcher writes "STATUS END_MS" to
 # $WORK/TAG.end when it exits, so the moment it ended is known exactly.
 bg() {
-	local tag=$1 wrapper=() pid
+	local tag=$1 wrapper=() prog=("$RDMIG") pid
 	shift
-	if [ "$1" = --as ]; then
+	if [ "$1" = --run ]; then
+		prog=()
+		shift
+	elif [ "$1" = --as ]; then
 		shift
 		while [ "$1" != -- ]; do wrapper+=("$1"); shift; done
 	fi
 	[ "$1" = -- ] && shift
 	rm -f "$WORK/$tag.end" "$WORK/$tag.pid"
 	(
-		"${wrapper[@]}" "$RDMIG" "$@" >"$WORK/$tag.out" 2>"$WORK/$tag.err" </dev/null &
+		"${wrapper[@]}" "${prog[@]}" "$@" >"$WORK/$tag.out" 2>"$WORK/$tag.err" </dev/null &
 		echo $! >"$WORK/$tag.pid"
 		wait $!
 		rc=$?

@@ -17,7 +17,10 @@
 #     runs it and sets FL_OUTCOME (completed | failed | hung), FL_MS (send
 #     start -> both ended), FL_DETAIL (the error lines), FL_BOUNDED (1: both
 #     ended within the bound), FL_LEFT (a final output name left after a
-#     failure, or empty), FL_ROW (a line of the table, without FL_DETAIL).
+#     failure, or empty), FL_FLAW (another reason a failure is not clean,
+#     or empty), FL_ROW (a line of the table, without FL_DETAIL).
+#   fl_strike, fl_netem, fl_bound, fl_case_end: its parts, which
+#     qemufaults.sh (a real QEMU as the source) uses too
 #
 # Bound of a failure: each side ends within the fault's length + 2 x the
 # timeout (FL_TIMEOUT, seconds, given to both sides) after the fault began.
@@ -29,6 +32,8 @@ FL_TIMEOUT=${FL_TIMEOUT:-10}
 FL_PORT=${FL_PORT:-23000}
 FL_MADE_PAIRS=()
 declare -A FL_BASE_MS=()
+# a row's case, device, outcome, time and x base
+FL_ROW_FMT='| %-22s | %-11s | %-26s | %6.1f | %6s'
 
 fl_init() {
 	BUILD=$1
@@ -129,14 +134,22 @@ fl_route_back() {
 
 # ------------------------------------------------------------- one case --
 
-# send's progress (--progress json on stderr) reached BYTES?
-fl_progress_at() {
-	local line re='"bytes_done": *([0-9]+)' last=0
+# The last progress line of TAG (--progress json on stderr): FL_DONE and
+# FL_TOTAL, its bytes_done and bytes_total (0 and 0 before the first).
+fl_progress_last() {
+	local line re='"bytes_done": *([0-9]+)' rt='"bytes_total": *([0-9]+)'
+	FL_DONE=0 FL_TOTAL=0
 	[ -s "$WORK/$1.err" ] || return 1
 	while IFS= read -r line; do
-		[[ $line =~ $re ]] && last=${BASH_REMATCH[1]}
+		[[ $line =~ $re ]] || continue
+		FL_DONE=${BASH_REMATCH[1]}
+		[[ $line =~ $rt ]] && FL_TOTAL=${BASH_REMATCH[1]}
 	done <"$WORK/$1.err"
-	[ "$last" -ge "$2" ]
+}
+
+# TAG's progress reached BYTES?
+fl_progress_at() {
+	fl_progress_last "$1" && [ "$FL_DONE" -ge "$2" ]
 }
 
 # Wait until recv created its images under their temporary names in OUT
@@ -155,17 +168,19 @@ fl_wait_created() {
 	return 1
 }
 
-# Wait for where FAULT strikes, OUT being recv's --out and TAG the send:
-# recv's images created for a full --out, a quarter through otherwise.
+# Wait for where FAULT strikes, OUT being recv's --out and TAG the process
+# whose progress tells (send, or recv --qemu) [at BYTES]: recv's images
+# created for a full --out, a quarter through otherwise.
 fl_fault_point() {
-	if [ "$1" = enospc ]; then fl_wait_created "$2" "$3"; else fl_wait_mid "$3"; fi
+	if [ "$1" = enospc ]; then fl_wait_created "$2" "$3"; else fl_wait_mid "$3" "${4:-}"; fi
 }
 
-# Wait until the send TAG is a quarter through (or ended, or 120 s).
+# Wait until TAG's progress is a quarter of the image through [or at
+# BYTES] (or it ended, or 120 s).
 fl_wait_mid() {
-	local i
+	local i at=${2:-$((FL_SIZE * 1048576 / 4))}
 	for ((i = 0; i < 6000; i++)); do
-		fl_progress_at "$1" $((FL_SIZE * 1048576 / 4)) && return 0
+		fl_progress_at "$1" "$at" && return 0
 		ended "$1" && return 1
 		nap 0.02
 	done
@@ -224,9 +239,45 @@ fl_err() {
 	echo "${l:0:90}"
 }
 
+# fl_strike FAULT ARG KIND ND OUT WATCH RECV [BYTES]: wait for FAULT's
+# point (fl_fault_point, on WATCH's progress [at BYTES]) and strike: for
+# linkdown the netdev of ND's B end down ARG s (KIND's pair), for stop the
+# process of the bg tag RECV stopped ARG s, for enospc --out OUT filled.
+# Sets FL_TF to when it struck (0: the point never came, or no such fault)
+# and FL_DONE, FL_TOTAL to WATCH's progress then.
+fl_strike() {
+	local fault=$1 arg=$2 kind=$3 nd=$4 out=$5 watch=$6 recv=$7 pv
+	FL_TF=0
+	case $fault in linkdown | stop | enospc) ;; *) return 0 ;; esac
+	fl_fault_point "$fault" "$out" "$watch" "${8:-}" || return 0
+	now_ms_to FL_TF
+	fl_progress_last "$watch"
+	case $fault in
+	linkdown)
+		ip link set "${nd#*:}" down
+		nap "$arg"
+		ip link set "${nd#*:}" up
+		fl_route_back "$kind" ;;
+	stop)
+		pv=PID_$recv
+		kill -STOP "${!pv}"
+		nap "$arg"
+		kill -CONT "${!pv}" ;;
+	enospc)
+		# what is left of --out goes to a filler: the next writes fail
+		dd if=/dev/zero of="$out/filler" bs=1M oflag=append conv=notrunc 2>/dev/null ;;
+	esac
+}
+
+# fl_netem ND add|del [QDISC ARGS]: netem on ND's A end (the data's way)
+fl_netem() {
+	# shellcheck disable=SC2086 # the qdisc's arguments are words
+	if [ "$2" = add ]; then tc qdisc add dev "${1%%:*}" root netem $3; else tc qdisc del dev "${1%%:*}" root; fi
+}
+
 fl_case() {
 	local name=$1 where=$2 fault=$3 arg=${4:-} kind sip rip label nd out port
-	local t0 tf=0 secs s_end=0 r_end=0 bound s_rc=99 r_rc=99 i pv
+	local t0 tf s_end=0 r_end=0 bound s_rc=99 r_rc=99 i pv
 	read -r kind sip rip label nd <<<"$(fl_where "$where")"
 	FL_PORT=$((FL_PORT + 1))
 	port=$FL_PORT
@@ -234,9 +285,7 @@ fl_case() {
 	mkdir -p "$out"
 	RECV_WRAPPER=()
 	case $fault in
-	netem)
-		# shellcheck disable=SC2086 # the qdisc's arguments are words
-		tc qdisc add dev "${nd%%:*}" root netem $arg ;;
+	netem) fl_netem "$nd" add "$arg" ;;
 	enospc)
 		# room for the image and 2 MiB more: recv's check before any data
 		# moves passes; the filler takes the rest mid-transfer (below)
@@ -251,7 +300,7 @@ fl_case() {
 		echo 0 >/sys/fs/cgroup/rdmig-faults/memory.swap.max 2>/dev/null
 		RECV_WRAPPER=(sh -c 'echo $$ >/sys/fs/cgroup/rdmig-faults/cgroup.procs && exec "$@"' sh) ;;
 	esac
-	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1 FL_DROPPED=
+	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1 FL_DROPPED="" FL_FLAW=""
 	IP=$rip # start_recv listens there
 	if ! start_recv r$port "$port" "$out" --timeout "$FL_TIMEOUT" 2>/dev/null; then
 		FL_OUTCOME=failed FL_DETAIL="recv did not start: $(fl_err r$port)" FL_MS=0
@@ -260,41 +309,20 @@ fl_case() {
 	fi
 	now_ms_to t0
 	bg s$port -- send --to "$rip:$port" --timeout "$FL_TIMEOUT" --progress json "$IMG"
-	case $fault in
-	lostdreq) fl_dreq_drop_once "${nd%%:*}" ;;
-	linkdown | stop | enospc)
-		if fl_fault_point "$fault" "$out" s$port; then
-			now_ms_to tf
-			case $fault in
-			linkdown)
-				ip link set "${nd#*:}" down
-				nap "$arg"
-				ip link set "${nd#*:}" up
-				fl_route_back "$kind" ;;
-			stop)
-				pv=PID_r$port
-				kill -STOP "${!pv}"
-				nap "$arg"
-				kill -CONT "${!pv}" ;;
-			enospc)
-				# what is left of --out goes to a filler: the next writes fail
-				dd if=/dev/zero of="$out/filler" bs=1M oflag=append conv=notrunc 2>/dev/null ;;
-			esac
-		fi ;;
-	esac
+	[ "$fault" = lostdreq ] && fl_dreq_drop_once "${nd%%:*}"
+	fl_strike "$fault" "$arg" "$kind" "$nd" "$out" s$port r$port
+	tf=$FL_TF
 	[ "$tf" = 0 ] && tf=$t0
 	# a failure must end on each side within the fault's length + 2 x the
 	# timeout; a side still running after FL_HANG_S is killed and "hung"
-	secs=0
-	case $fault in stop | linkdown) secs=$arg ;; esac
-	bound=$((FL_TIMEOUT * 2 + secs))
+	bound=$(fl_bound "$fault" "$arg")
 	wait_end s$port "${FL_HANG_S:-300}" && s_rc=$END_RC && s_end=$END_MS
 	wait_end r$port $((bound + 30)) && r_rc=$END_RC && r_end=$END_MS
 	for i in s r; do
 		pv=PID_$i$port
 		ended $i$port || { FL_OUTCOME=hung; kill -9 "${!pv}" 2>/dev/null; }
 	done
-	[ "$fault" = netem ] && tc qdisc del dev "${nd%%:*}" root
+	[ "$fault" = netem ] && fl_netem "$nd" del
 	if [ "$FL_OUTCOME" != hung ]; then
 		FL_MS=$(( (s_end > r_end ? s_end : r_end) - t0 ))
 		if [ "$s_rc" = 0 ] && [ "$r_rc" = 0 ] && cmp -s "$IMG" "$out/image.bin.img"; then
@@ -314,24 +342,37 @@ fl_case() {
 	fl_case_end "$name" "$label" "$fault" "$arg" "$nd" "$out"
 }
 
-# Check what is left under --out, make FL_ROW, clean up.
+# fl_bound FAULT ARG: the seconds within which a failed side must end after
+# the fault began: the fault's length + 2 x the timeout
+fl_bound() {
+	case $1 in stop | linkdown) echo $((FL_TIMEOUT * 2 + $2)) ;; *) echo $((FL_TIMEOUT * 2)) ;; esac
+}
+
+# fl_case_end NAME LABEL FAULT ARG ND OUT [BASE-KEY]: check what is left
+# under --out, make FL_ROW, clean up.  BASE-KEY (default LABEL) keys the
+# fault-free time that later netem cases compare with.  After a failure
+# only `recv --qemu`'s record.txt saying so may stay.
 fl_case_end() {
-	local name=$1 label=$2 fault=$3 arg=$4 out=$6 f tput=-
+	local name=$1 label=$2 fault=$3 arg=$4 out=$6 key=${7:-$2} f tput=-
 	for f in "$out"/*; do
 		[ -e "$f" ] || continue
-		case ${f##*/} in filler) continue ;; esac
+		case ${f##*/} in
+		filler) continue ;;
+		record.txt) grep -qs '^end failed' "$f" && continue ;;
+		esac
 		[ "$FL_OUTCOME" = completed ] || FL_LEFT="$FL_LEFT ${f##*/}"
 	done
 	if [ "$fault" = none ] && [ "$FL_OUTCOME" = completed ]; then
-		FL_BASE_MS[$label]=$FL_MS
-	elif [ "$fault" = netem ] && [ "$FL_OUTCOME" = completed ] && [ -n "${FL_BASE_MS[$label]:-}" ]; then
-		tput=$(awk -v b="${FL_BASE_MS[$label]}" -v t="$FL_MS" 'BEGIN { printf "%.2f", b / t }')
+		FL_BASE_MS[$key]=$FL_MS
+	elif [ "$fault" = netem ] && [ "$FL_OUTCOME" = completed ] && [ -n "${FL_BASE_MS[$key]:-}" ]; then
+		tput=$(awk -v b="${FL_BASE_MS[$key]}" -v t="$FL_MS" 'BEGIN { printf "%.2f", b / t }')
 	fi
 	local outcome=$FL_OUTCOME
 	[ "$FL_OUTCOME" = completed ] && outcome="completed, byte-identical"
 	[ -n "$FL_LEFT" ] && outcome="$outcome; LEFT:$FL_LEFT"
 	[ "$FL_BOUNDED" = 1 ] || outcome="$outcome; OUT OF BOUND"
-	printf -v FL_ROW '| %-16s | %-11s | %-26s | %6.1f | %6s' "$name" "$label" "$outcome" \
+	# shellcheck disable=SC2059 # the one format of every row
+	printf -v FL_ROW "$FL_ROW_FMT" "$name" "$label" "$outcome" \
 		"$(awk -v t="$FL_MS" 'BEGIN { printf "%.1f", t / 1000 }')" "$tput"
 	mountpoint -q "$out" && umount -l "$out"
 	[ "$fault" = memcg ] && { rmdir /sys/fs/cgroup/rdmig-faults 2>/dev/null || true; }
