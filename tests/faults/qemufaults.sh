@@ -25,6 +25,8 @@
 #     the RAM passing; FL_FLAW notes a fault that struck after the end or
 #     not at all, and a failure without recv's error line.  QEMU's own
 #     outcome goes into FL_DETAIL: its status, error and when it ended.
+#     A first attempt whose QEMU could not connect, before anything moved,
+#     is made once more (FL_DETAIL begins with what happened).
 #
 # FLQ_WAIT (60): the seconds QEMU's migration may stay active after recv
 # ended; then it is recorded as such and cancelled (migrate_cancel).
@@ -76,12 +78,10 @@ flq_vm_end() {
 }
 
 flq_case() {
-	local name=$1 where=$2 ver=$3 fault=$4 arg=${5:-} kind sip rip label nd port tag
-	local t0 tf q_end=0 r_end=0 r_rc=99 bound status err qwhat since=fault
-	read -r kind sip rip label nd <<<"$(fl_where "$where")"
+	local name=$1 where=$2 ver=$3 label note=""
+	read -r _ _ _ label _ <<<"$(fl_where "$where")"
 	FL_PORT=$((FL_PORT + 1))
-	port=$FL_PORT tag=q$port
-	FLQ_OUT=$WORK/$tag.out
+	FLQ_OUT=$WORK/q$FL_PORT.out
 	mkdir -p "$FLQ_OUT"
 	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1 FL_FLAW=""
 	if [ -n "$FLQ_INIT_WHY" ] || [ -z "${FLQ_PEER[$ver]:-}" ]; then
@@ -89,50 +89,71 @@ flq_case() {
 		return
 	fi
 	QEMU=${FLQ_PEER[$ver]} QEMU_VERSION=$ver
+	# QEMU's connect can fail before anything moved, the first on a pair
+	# of a boot above all: once more then, on the next port, and said so
+	if ! flq_try "$1" "$2" "$3" "$4" "${5:-}" 1; then
+		note="first attempt: ${FLQ_FIRST:0:200}; once more: "
+		FL_PORT=$((FL_PORT + 1))
+		FLQ_OUT=$WORK/q$FL_PORT.out
+		mkdir -p "$FLQ_OUT"
+		flq_try "$1" "$2" "$3" "$4" "${5:-}" 2
+	fi
+	FL_DETAIL="$note$FL_DETAIL"
+}
+
+# flq_try NAME WHERE VERSION FAULT ARG ATTEMPT: one attempt of flq_case on
+# port FL_PORT; returns 1 (everything cleaned up, no row, FLQ_FIRST: what
+# happened) when the first attempt's QEMU could not connect
+flq_try() {
+	local name=$1 where=$2 ver=$3 fault=$4 arg=$5 attempt=$6 kind sip rip label nd
+	local port=$FL_PORT tag=q$FL_PORT r=r$FL_PORT m=m$FL_PORT t0 tf q_end=0 r_end=0 r_rc=99 bound status err qwhat
+	local since=fault at at_total
+	read -r kind sip rip label nd <<<"$(fl_where "$where")"
+	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1 FL_FLAW=""
 	ram_image "$MEM_MIB" "$WORK/$tag.ram" ||
-		{ flq_not_run "$name" "$label" "ramimage.py could not make the RAM"; return; }
+		{ flq_not_run "$name" "$label" "ramimage.py could not make the RAM"; return 0; }
 	source_vm "$tag" -S
 	BG_PIDS+=("$QPID")
 	if ! alive "$(cat "$WORK/$tag.pid" 2>/dev/null)"; then
 		flq_not_run "$name" "$label" "QEMU $ver did not start: $(tail -n1 "$WORK/$tag.qemu.log" | cut -c1-90)"
 		flq_vm_end "$tag"
-		return
+		return 0
 	fi
 	qmp "$WORK/$tag.qmp" hmp "info ramblock" >"$WORK/$tag.ramblocks"
 	[ "$fault" = netem ] && fl_netem "$nd" add "$arg"
 	IP=$rip
-	if ! start_recv r$port "$port" "$FLQ_OUT" --qemu --ramblocks "$WORK/$tag.ramblocks" \
+	if ! start_recv "$r" "$port" "$FLQ_OUT" --qemu --ramblocks "$WORK/$tag.ramblocks" \
 		--timeout "$FL_TIMEOUT" --progress json --json 2>/dev/null; then
 		[ "$fault" = netem ] && fl_netem "$nd" del
-		flq_not_run "$name" "$label" "recv did not start: $(fl_err r$port)"
+		flq_not_run "$name" "$label" "recv did not start: $(fl_err "$r")"
 		flq_vm_end "$tag"
-		return
+		return 0
 	fi
 	now_ms_to t0
 	# the migration, watched to its end (QMP takes one client at a time:
 	# nothing else may ask QEMU before this one ends)
-	bg m$port --run -- "$QMP_CLIENT" "$WORK/$tag.qmp" migrate "rdma:$rip:$port" 600
-	fl_strike "$fault" "$arg" "$kind" "$nd" "$FLQ_OUT" r$port r$port $((MEM_MIB * 1048576 / 4))
-	tf=$FL_TF
+	bg "$m" --run -- "$QMP_CLIENT" "$WORK/$tag.qmp" migrate "rdma:$rip:$port" 600
+	fl_strike "$fault" "$arg" "$kind" "$nd" "$FLQ_OUT" "$r" "$r" $((MEM_MIB * 1048576 / 4))
+	tf=$FL_TF at=$FL_DONE at_total=$FL_TOTAL
 	[ "$tf" = 0 ] && tf=$t0 since="migrate command"
 	bound=$(fl_bound "$fault" "$arg")
-	if wait_end r$port "${FL_HANG_S:-300}"; then
+	if wait_end "$r" "${FL_HANG_S:-300}"; then
 		r_rc=$END_RC r_end=$END_MS
 	else
 		FL_OUTCOME=hung
-		kill -9 "$(cat "$WORK/r$port.pid")" 2>/dev/null
+		kill -9 "$(cat "$WORK/$r.pid")" 2>/dev/null
 		now_ms_to r_end
 	fi
 	# QEMU's side: its own business, recorded as it is
-	if wait_end m$port "$FLQ_WAIT"; then
+	if wait_end "$m" "$FLQ_WAIT"; then
 		q_end=$END_MS
-		status=$(json_str "$WORK/m$port.out" status)
-		err=$(json_str "$WORK/m$port.out" error-desc)
-		[ -n "$status" ] || err=$(head -n1 "$WORK/m$port.err")
+		status=$(json_str "$WORK/$m.out" status)
+		err=$(json_str "$WORK/$m.out" error-desc)
+		[ -n "$status" ] || err=$(head -n1 "$WORK/$m.err")
 		qwhat="QEMU ${status:-gave no status} $(( (q_end - tf) / 1000 )) s after the $since"
 	else
-		kill -TERM "$(cat "$WORK/m$port.pid")" 2>/dev/null
-		wait_end m$port 5
+		kill -TERM "$(cat "$WORK/$m.pid")" 2>/dev/null
+		wait_end "$m" 5
 		now_ms_to q_end
 		QMP_WAIT=20 qmp "$WORK/$tag.qmp" query-migrate >"$WORK/$tag.query" 2>&1
 		status=$(json_str "$WORK/$tag.query" status)
@@ -140,23 +161,34 @@ flq_case() {
 		QMP_WAIT=20 qmp "$WORK/$tag.qmp" migrate_cancel >/dev/null 2>&1
 		qwhat="QEMU still ${status:-(no answer)} $(( (q_end - tf) / 1000 )) s after the $since ($FLQ_WAIT s after recv ended; then migrate_cancel)"
 	fi
+	# what QEMU printed when its migration status says nothing more
+	[ -n "$err" ] || err=$(grep -m1 'RDMA\|rror' "$WORK/$tag.qemu.log")
+	err=${err#*qemu-system-x86_64: }
 	[ "$fault" = netem ] && fl_netem "$nd" del
+	fl_progress_last "$r"
+	if [ "$attempt" = 1 ] && [ "$FL_OUTCOME" != hung ] && [ "$status" != completed ] &&
+		[ "$FL_DONE" = 0 ] && [ "$FL_TF" = 0 ] && [[ $err == *"connecting to destination"* ]]; then
+		FLQ_FIRST="$qwhat: $err; recv $r_rc: $(fl_err "$r")"
+		flq_vm_end "$tag"
+		rm -rf "$FLQ_OUT" "$WORK/$r".* "$WORK/$m".*
+		return 1
+	fi
 	FL_MS=$(( (q_end > r_end ? q_end : r_end) - t0 ))
 	if [ "$FL_OUTCOME" = hung ]; then
 		FL_BOUNDED=0
 		FL_DETAIL="$qwhat | recv did not end within ${FL_HANG_S:-300} s"
 	elif [ "$status" = completed ] && [ "$r_rc" = 0 ]; then
-		cp "$WORK/r$port.out" "$WORK/$tag.json"
+		cp "$WORK/$r.out" "$WORK/$tag.json"
 		FL_DETAIL=$(flq_ram "$tag")
 		if [ -z "$FL_DETAIL" ]; then
 			FL_OUTCOME=completed
-			FL_DETAIL="QEMU completed, total-time $(json_num "$WORK/m$port.out" total-time) ms; the RAM checks out (pc.ram identical, every block of its length, BIOS, stream)"
+			FL_DETAIL="QEMU completed, total-time $(json_num "$WORK/$m.out" total-time) ms; the RAM checks out (pc.ram identical, every block of its length, BIOS, stream)"
 		fi
 	fi
 	if [ "$FL_OUTCOME" = failed ]; then
 		[ $((r_end - tf)) -le $((bound * 1000)) ] || FL_BOUNDED=0
-		grep -qs '^rdmig: ' "$WORK/r$port.err" || FL_FLAW="recv printed no error line"
-		FL_DETAIL="$qwhat: ${err:0:90} | recv $r_rc: $(fl_err r$port) | recv ends $(( (r_end - tf) / 1000 )) s after the $since (bound $bound s)${FL_DETAIL:+ | $FL_DETAIL}"
+		grep -qs '^rdmig: ' "$WORK/$r.err" || FL_FLAW="recv printed no error line"
+		FL_DETAIL="$qwhat: ${err:0:90} | recv $r_rc: $(fl_err "$r") | recv ends $(( (r_end - tf) / 1000 )) s after the $since (bound $bound s), $((FL_DONE * 100 / (FL_TOTAL > 0 ? FL_TOTAL : 1)))% of the RAM registered${FL_DETAIL:+ | $FL_DETAIL}"
 	fi
 	case $fault in
 	linkdown | stop)
@@ -164,11 +196,12 @@ flq_case() {
 			FL_FLAW="the fault did not strike: the migration ended first"
 		else
 			[ "$r_end" -lt "$FL_TF" ] && FL_FLAW="the fault struck after recv had ended"
-			FL_DETAIL="fault at $((FL_DONE * 100 / (FL_TOTAL > 0 ? FL_TOTAL : 1)))% of the RAM; $FL_DETAIL"
+			FL_DETAIL="fault at $((at * 100 / (at_total > 0 ? at_total : 1)))% of the RAM; $FL_DETAIL"
 		fi ;;
 	esac
 	[ -n "$FL_FLAW" ] && FL_DETAIL="$FL_DETAIL | NOT MET: $FL_FLAW"
 	flq_vm_end "$tag"
 	fl_case_end "$name" "$label" "$fault" "$arg" "$nd" "$FLQ_OUT" "qemu$ver $label"
-	rm -f "$WORK"/[rm]"$port".*
+	rm -f "$WORK/$r".* "$WORK/$m".*
+	return 0
 }
