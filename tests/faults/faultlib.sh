@@ -247,7 +247,7 @@ fl_err() {
 # and FL_DONE, FL_TOTAL to WATCH's progress then.
 fl_strike() {
 	local fault=$1 arg=$2 kind=$3 nd=$4 out=$5 watch=$6 recv=$7 pv
-	FL_TF=0
+	FL_TF=0 FL_DONE=0 FL_TOTAL=0
 	case $fault in linkdown | stop | enospc) ;; *) return 0 ;; esac
 	fl_fault_point "$fault" "$out" "$watch" "${8:-}" || return 0
 	now_ms_to FL_TF

@@ -149,8 +149,12 @@ flq_try() {
 		q_end=$END_MS
 		status=$(json_str "$WORK/$m.out" status)
 		err=$(json_str "$WORK/$m.out" error-desc)
-		[ -n "$status" ] || err=$(head -n1 "$WORK/$m.err")
-		qwhat="QEMU ${status:-gave no status} $(( (q_end - tf) / 1000 )) s after the $since"
+		qwhat="QEMU $status"
+		if [ -z "$status" ]; then
+			err=$(head -n1 "$WORK/$m.err")
+			err=${err#qmp: migrate: } qwhat="QEMU's migrate command failed"
+		fi
+		qwhat="$qwhat $(( (q_end - tf) / 1000 )) s after the $since"
 	else
 		kill -TERM "$(cat "$WORK/$m.pid")" 2>/dev/null
 		wait_end "$m" 5
