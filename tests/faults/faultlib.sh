@@ -123,6 +123,25 @@ fl_pairs_down() {
 	FL_MADE_PAIRS=()
 }
 
+# fl_pair_renew rxe|siw: the pair's two devices made anew over their
+# netdevs (after a 20 s link-down of rxe_b no new connection over
+# rxe_a -> rxe_b came up in the test guest: docs/reliability.md)
+fl_pair_renew() {
+	local kind=$1 an ad ai at bn bd bi bt i
+	read -r an ad ai at <<<"$(fl_spec "$kind" A)"
+	read -r bn bd bi bt <<<"$(fl_spec "$kind" B)"
+	rdma link del "$an" 2>/dev/null
+	rdma link del "$bn" 2>/dev/null
+	rdma link add "$an" type "$kind" netdev "$ad" && rdma link add "$bn" type "$kind" netdev "$bd" ||
+		return 1
+	for ((i = 0; i < 250; i++)); do
+		grep -qs ACTIVE "/sys/class/infiniband/$bn/ports/1/state" &&
+			grep -qs ACTIVE "/sys/class/infiniband/$an/ports/1/state" && break
+		nap 0.02
+	done
+	fl_route_back "$kind"
+}
+
 # After B's veth went down and up: its addresses came back, its route in
 # its table did not (a route through a downed device is removed).
 fl_route_back() {

@@ -166,7 +166,8 @@ flq_try() {
 		qwhat="QEMU still ${status:-(no answer)} $(( (q_end - tf) / 1000 )) s after the $since ($FLQ_WAIT s after recv ended; then migrate_cancel)"
 	fi
 	# what QEMU printed when its migration status says nothing more
-	[ -n "$err" ] || err=$(grep -m1 'RDMA\|rror' "$WORK/$tag.qemu.log")
+	[ -n "$err" ] || err=$(grep -m1 'ERROR\|[Ee]rror' "$WORK/$tag.qemu.log")
+	[ -n "$err" ] || [ "$status" = completed ] || err=$(tail -n1 "$WORK/$tag.qemu.log")
 	err=${err#*qemu-system-x86_64: }
 	[ "$fault" = netem ] && fl_netem "$nd" del
 	fl_progress_last "$r"
