@@ -233,20 +233,22 @@ static int handle_cm_event(struct rdmig_conn *c)
 							 "rdma_get_cm_event: %s", strerror(errno));
 	type = ev->event;
 	rdma_ack_cm_event(ev);
-	switch (type) {
-	case RDMA_CM_EVENT_DISCONNECTED:
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-		if (!c->disconnected)
-			snprintf(c->disconnect_reason, sizeof(c->disconnect_reason), "%s",
-				 rdma_event_str(type));
-		c->disconnected = true;
-		return 0;
-	default:
+	if (!rdmig__conn_cm_event_ends(c, type))
 		rdmig__log(&c->opts, RDMIG_LOG_DEBUG, "ignored rdma_cm event %s",
 			   rdma_event_str(type));
-		return 0;
-	}
+	return 0;
+}
+
+bool rdmig__conn_cm_event_ends(struct rdmig_conn *c, enum rdma_cm_event_type type)
+{
+	if (type != RDMA_CM_EVENT_DISCONNECTED && type != RDMA_CM_EVENT_DEVICE_REMOVAL &&
+	    type != RDMA_CM_EVENT_TIMEWAIT_EXIT)
+		return false;
+	if (!c->disconnected)
+		snprintf(c->disconnect_reason, sizeof(c->disconnect_reason), "%s",
+			 rdma_event_str(type));
+	c->disconnected = true;
+	return true;
 }
 
 /* Whether fd has something to read right now. */

@@ -178,6 +178,10 @@ int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot);
 /* channel.c: wait (at most timeout_ms; <= 0: the connection's timeout)
  * until every posted send-side WR completed. */
 int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms);
+/* completion.c: when TYPE ends the connection (DISCONNECTED,
+ * DEVICE_REMOVAL, TIMEWAIT_EXIT), mark it disconnected with the event as
+ * the reason, and say so. */
+bool rdmig__conn_cm_event_ends(struct rdmig_conn *c, enum rdma_cm_event_type type);
 /* connect.c: the end of a migration that went well: flush, disconnect,
  * and wait (at most the connection's timeout) for the peer's answer, so
  * that a lost disconnect request is sent again.  A peer that never

@@ -233,14 +233,6 @@ int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port)
 
 /* ------------------------------------------------ every connection -- */
 
-/* The events that end a connection (what handle_cm_event of completion.c
- * also takes as the end). */
-static bool ends_connection(enum rdma_cm_event_type type)
-{
-	return type == RDMA_CM_EVENT_DISCONNECTED || type == RDMA_CM_EVENT_DEVICE_REMOVAL ||
-	       type == RDMA_CM_EVENT_TIMEWAIT_EXIT;
-}
-
 /*
  * A clean end: every send done, then the disconnect, kept open until the
  * peer answers it.  On IB and RoCE the disconnect request (DREQ) is a CM
@@ -278,11 +270,7 @@ int rdmig__conn_close_after_end(struct rdmig_conn *c)
 			return rdmig__fail(&c->opts, c->errmsg, wait_errcode(err),
 					   "%s while waiting for the peer to close",
 					   err == ECANCELED ? "cancelled" : strerror(err));
-		if (ends_connection(ev->event)) {
-			snprintf(c->disconnect_reason, sizeof(c->disconnect_reason), "%s",
-				 rdma_event_str(ev->event));
-			c->disconnected = true;
-		}
+		rdmig__conn_cm_event_ends(c, ev->event);
 		rdma_ack_cm_event(ev);
 	}
 	if (!c->disconnected)
