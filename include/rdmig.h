@@ -148,7 +148,13 @@ const char *rdmig_err_name(int code);
 
 #define RDMIG_CAP_VERSION 1u
 #define RDMIG_CAP_PIN_ALL 0x1u
-#define RDMIG_CAP_KNOWN_FLAGS RDMIG_CAP_PIN_ALL
+/* rdmig's own bits start at 16, clear of the ones QEMU assigns from bit 0
+ * upward.  VERDICT: after the image stream's trailer the destination
+ * tells the source whether it durably committed the images
+ * (rdmig/images.h).  A QEMU destination clears it, a QEMU source never
+ * sets it: with QEMU the protocol stays exactly as it was.  Added in 0.3. */
+#define RDMIG_CAP_VERDICT 0x10000u
+#define RDMIG_CAP_KNOWN_FLAGS (RDMIG_CAP_PIN_ALL | RDMIG_CAP_VERDICT)
 
 #define RDMIG_HEADER_SIZE 16u
 #define RDMIG_CAPS_SIZE 8u
@@ -350,6 +356,11 @@ struct rdmig_opts {
 	 * unregisters, so only a hostile or broken source meets it.
 	 * Added in 0.2. */
 	int repin_budget;
+	/* Source: ask for RDMIG_CAP_VERDICT; destination: grant it when asked.
+	 * Default false.  The image-set API (rdmig/images.h) uses the verdict
+	 * when both sides set it; a caller of the bare engine must not set it.
+	 * Added in 0.3. */
+	bool verdict;
 };
 
 /* The default rdmig_opts.repin_budget: 4096 chunks (4 GiB at 1 MiB

@@ -323,6 +323,24 @@ int rdmig__conn_recv_within(struct rdmig_conn *c, uint32_t expect, int timeout_m
 	return ret;
 }
 
+int rdmig__conn_take_unasked(struct rdmig_conn *c, uint32_t expect, int timeout_ms,
+			     struct rdmig_msg *out)
+{
+	const char *what = expect ? rdmig_msg_type_name(expect) : "the next message";
+	int saved_timeout = c->opts.timeout_ms;
+	int ret = check_expect(c, expect);
+
+	if (ret)
+		return ret;
+	if (!c->recv[SLOT_READY].posted && !c->recv[SLOT_READY].done)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE,
+				   "no receive is posted for %s", what);
+	c->opts.timeout_ms = timeout_ms;
+	ret = take_message(c, SLOT_READY, expect, out, what);
+	c->opts.timeout_ms = saved_timeout;
+	return ret;
+}
+
 int rdmig__conn_try_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out)
 {
 	const char *what = expect ? rdmig_msg_type_name(expect) : "the next message";

@@ -201,6 +201,12 @@ int rdmig__conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct 
  * than the connection's timeout (<= 0: the connection's). */
 int rdmig__conn_recv_within(struct rdmig_conn *c, uint32_t expect, int timeout_ms,
 			    struct rdmig_msg *out);
+/* channel.c: take a message the peer sends without our READY, into the
+ * READY-slot receive our last rdmig_send posted (the verdict after the
+ * image stream's trailer), waiting at most timeout_ms (<= 0: no bound).
+ * RDMIG_ESTATE when no such receive is posted. */
+int rdmig__conn_take_unasked(struct rdmig_conn *c, uint32_t expect, int timeout_ms,
+			     struct rdmig_msg *out);
 /* channel.c: rdmig_recv without the wait: give the peer its READY unless
  * it has it, then take its message if it came; RDMIG_EAGAIN when it did
  * not yet (call again: no second READY goes out). */

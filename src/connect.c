@@ -167,7 +167,8 @@ static int established(struct rdmig_conn *c, const struct rdma_cm_event *ev, uin
 
 static int connect_with_caps(struct rdmig_conn *c)
 {
-	struct rdmig_caps caps = {c->cap_version, c->opts.pin_all ? RDMIG_CAP_PIN_ALL : 0};
+	struct rdmig_caps caps = {c->cap_version, (c->opts.pin_all ? RDMIG_CAP_PIN_ALL : 0) |
+						  (c->opts.verdict ? RDMIG_CAP_VERDICT : 0)};
 	uint8_t pdata[RDMIG_CAPS_SIZE];
 	struct rdma_conn_param param = {
 		.private_data = pdata,

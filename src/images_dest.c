@@ -30,6 +30,7 @@
 #include "engine_io.h"
 #include "images_dest_int.h"
 #include "images_int.h"
+#include "images_verdict.h"
 #include "log.h"
 #include "rdmig/images.h"
 #include "rdmig/private.h"
@@ -95,6 +96,7 @@ int rdmig__images_dest_wrap(struct rdmig_dest *engine, struct rdmig_conn *c,
 		return ret;
 	}
 	rdmig_imgs_parser_init(&d->ps, d->o.max_total);
+	d->verdict = c && (c->caps.flags & RDMIG_CAP_VERDICT);
 	d->t_phase = rdmig_monotonic_seconds();
 	*out = d;
 	return 0;
@@ -118,6 +120,41 @@ int rdmig_images_dest_create(struct rdmig_conn *c, const struct rdmig_images_des
 
 /* ------------------------------------------------------ while it runs -- */
 
+/* ------------------------------------------------------- the verdict -- */
+
+/* Tell the source the outcome: a reply into the receive it posted with
+ * its last stream message, then wait until the source's device has it
+ * (the send completed), so that the verdict is not lost with us. */
+static int send_verdict(struct rdmig_images_dest *d, uint32_t outcome, const char *reason)
+{
+	uint8_t *buf;
+	size_t len;
+	int ret;
+
+	d->verdict_sent = true; /* once, whatever happens */
+	if (verdict_encode(outcome, d->ps.prm.digest, d->ps.blocks, NULL, d->ps.count, reason,
+			   &buf, &len))
+		return RDMIG_ENOMEM;
+	ret = rdmig_reply(d->conn, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, (uint32_t)len, buf});
+	free(buf);
+	if (!ret)
+		ret = rdmig__conn_flush_sends(d->conn, 0);
+	return ret;
+}
+
+/* The source may write no more into the blocks: the engine goes, and
+ * with it every registration, so a late RDMA WRITE or COMPRESS finds
+ * nothing (its connection fails) and what is compared is what stays. */
+static void revoke_source(struct rdmig_images_dest *d)
+{
+	if (d->engine)
+		rdmig_dest_stats(d->engine, &d->est);
+	rdmig_dest_destroy(d->engine);
+	d->engine = NULL;
+}
+
+static int on_trailer(struct rdmig_images_dest *d);
+
 /* Stream bytes: parsed first, so that only valid ones reach the sink.  The
  * event to report, or 0. */
 static int on_stream(struct rdmig_images_dest *d, const struct rdmig_event *ev, int *report)
@@ -138,6 +175,11 @@ static int on_stream(struct rdmig_images_dest *d, const struct rdmig_event *ev, 
 		return ret;
 	if (got & RDMIG_IMGS_EV_SPANS) /* their data has landed: check it now */
 		rdmig_verify_release(&d->vf, d->ps.spans_known);
+	if ((got & RDMIG_IMGS_EV_TRAILER) && d->verdict) {
+		ret = on_trailer(d);
+		*report = ret ? 0 : RDMIG_IMAGES_EV_DONE;
+		return ret;
+	}
 	*report = got & RDMIG_IMGS_EV_HEADER ? RDMIG_IMAGES_EV_HEADER
 		  : got & RDMIG_IMGS_EV_SPANS ? RDMIG_IMAGES_EV_PROGRESS : 0;
 	return 0;
@@ -159,6 +201,27 @@ static int on_end(struct rdmig_images_dest *d)
 	d->st.transfer_seconds = phase_end(d);
 	if ((ret = rdmig__idest_compare(d)) || (ret = rdmig__idest_commit(d)))
 		return ret;
+	rdmig__idest_teardown(d);
+	d->st.teardown_seconds = phase_end(d);
+	return 0;
+}
+
+/* With the verdict the trailer is the end: no READY goes out for another
+ * message, the source's access is revoked, and the outcome answers it. */
+static int on_trailer(struct rdmig_images_dest *d)
+{
+	int ret;
+
+	d->at_verdict = true;
+	d->st.transfer_seconds = phase_end(d);
+	revoke_source(d);
+	if ((ret = rdmig__idest_compare(d)) || (ret = rdmig__idest_commit(d)))
+		return ret;
+	if ((ret = send_verdict(d, VERDICT_COMMITTED, NULL))) {
+		snprintf(d->err, sizeof(d->err), "the images are committed, but the verdict did "
+			 "not reach the source: %s", rdmig_conn_errmsg(d->conn));
+		return ret;
+	}
 	rdmig__idest_teardown(d);
 	d->st.teardown_seconds = phase_end(d);
 	return 0;
@@ -228,7 +291,9 @@ static void fail(struct rdmig_images_dest *d, int ret)
 		d->sink.abort(d->sink.ctx);
 		d->aborted = true;
 	}
-	if (d->conn && ret != RDMIG_ECANCELED && !d->engine_failed && d->engine)
+	if (d->at_verdict && !d->verdict_sent)
+		send_verdict(d, VERDICT_FAILED, d->err); /* best effort: it may be gone */
+	else if (d->conn && ret != RDMIG_ECANCELED && !d->engine_failed && d->engine)
 		rdmig_send_error(d->conn);
 }
 

@@ -30,6 +30,9 @@ struct rdmig_images_dest {
 	struct rdmig_verify_block *res; /* per block, once compared */
 	bool header_done, compared, committed, aborted;
 	bool engine_failed;             /* the engine told the source itself */
+	bool verdict;                   /* RDMIG_CAP_VERDICT: the trailer ends it,
+					 * and the source hears the outcome */
+	bool at_verdict, verdict_sent;  /* the trailer came; the verdict went */
 	atomic_int write_err;           /* the first failed sink write (-errno) */
 	atomic_int cancelled;
 	enum dest_state state;

@@ -19,12 +19,14 @@
 #include <string.h>
 #include "conn.h"
 #include "images_records.h"
+#include "images_verdict.h"
 #include "log.h"
 #include "rdmig/images.h"
 #include "rdmig/private.h"
 
 #define DEFAULT_SPAN_SHIFT 22
 #define DEFAULT_KEEP_ALIVE_MS 500
+#define DEFAULT_VERDICT_WAIT_MS 60000
 
 enum src_state { SRC_NEW, SRC_SENDING, SRC_ENDING, SRC_DONE, SRC_FAILED };
 
@@ -49,6 +51,7 @@ struct rdmig_images_source {
 	struct rdmig_images_stats st;
 	struct rdmig_engine_stats est;
 	double t_phase;                 /* when the current phase began */
+	struct rdmig_images_verdict verdict;
 	char err[RDMIG_ERRMSG_SIZE];
 };
 
@@ -147,6 +150,9 @@ int rdmig_images_source_create(struct rdmig_conn *c, const struct rdmig_images_i
 		return ret;
 	}
 	s->st.digest = s->o.digest;
+	s->verdict.size = sizeof(s->verdict);
+	s->verdict.state = c->caps.flags & RDMIG_CAP_VERDICT ? RDMIG_VERDICT_PENDING
+							     : RDMIG_VERDICT_NONE;
 	*out = s;
 	return 0;
 }
@@ -338,6 +344,79 @@ static void teardown(struct rdmig_images_source *s)
 	s->src = NULL;
 }
 
+/* How long the end waits for the verdict (opts.verdict_timeout_ms). */
+static int verdict_wait_ms(const struct rdmig_images_source *s)
+{
+	int conn_ms = s->conn->opts.timeout_ms;
+
+	if (s->o.verdict_timeout_ms)
+		return s->o.verdict_timeout_ms < 0 ? 0 : s->o.verdict_timeout_ms;
+	return conn_ms > DEFAULT_VERDICT_WAIT_MS ? conn_ms : DEFAULT_VERDICT_WAIT_MS;
+}
+
+/* No verdict came: what ended the wait decides the code, and whether the
+ * destination committed is unknown. */
+static int verdict_unknown(struct rdmig_images_source *s, int ret)
+{
+	s->verdict.state = RDMIG_VERDICT_UNKNOWN;
+	snprintf(s->verdict.reason, sizeof(s->verdict.reason), "%s", rdmig_conn_errmsg(s->conn));
+	snprintf(s->err, sizeof(s->err), "no verdict from the destination: %.300s; whether it "
+		 "committed the images is unknown", rdmig_conn_errmsg(s->conn));
+	s->engine_failed = true; /* nothing more to tell a peer that is gone */
+	return ret;
+}
+
+/* A verdict arrived: committed and equal to what was sent, or a failure. */
+static int take_verdict(struct rdmig_images_source *s, const struct rdmig_msg *m)
+{
+	struct verdict v;
+	char why[512];
+
+	if (verdict_decode(m->payload, m->len, &v, why, sizeof(why))) {
+		s->verdict.state = RDMIG_VERDICT_UNKNOWN;
+		snprintf(s->verdict.reason, sizeof(s->verdict.reason), "%s", why);
+		snprintf(s->err, sizeof(s->err), "the destination's verdict is malformed (%.300s): "
+			 "whether it committed the images is unknown", why);
+		return RDMIG_EPROTO;
+	}
+	if (v.outcome == VERDICT_FAILED) {
+		s->verdict.state = RDMIG_VERDICT_FAILED;
+		snprintf(s->verdict.reason, sizeof(s->verdict.reason), "%s", v.reason);
+		snprintf(s->err, sizeof(s->err), "the destination did not commit the images: %.400s",
+			 v.reason);
+		s->engine_failed = true; /* it failed, and knows */
+		return RDMIG_EPEER;
+	}
+	if (verdict_check(&v, s->o.digest, s->desc, s->n, why, sizeof(why))) {
+		s->verdict.state = RDMIG_VERDICT_FAILED;
+		snprintf(s->verdict.reason, sizeof(s->verdict.reason), "%s", why);
+		snprintf(s->err, sizeof(s->err), "%s", why);
+		s->engine_failed = true;
+		return RDMIG_EPROTO;
+	}
+	s->verdict.state = RDMIG_VERDICT_COMMITTED;
+	s->verdict.images = s->n;
+	s->verdict.bytes = s->st.bytes_total;
+	return 0;
+}
+
+/* After the trailer: the destination compares, commits durably and then
+ * answers; empty QEMU_FILE messages are not expected here but harmless. */
+static int await_verdict(struct rdmig_images_source *s)
+{
+	struct rdmig_msg m;
+	int ret;
+
+	do {
+		ret = rdmig__conn_take_unasked(s->conn, RDMIG_MSG_QEMU_FILE, verdict_wait_ms(s), &m);
+		if (ret)
+			return verdict_unknown(s, ret);
+	} while (!m.len && (ret = rdmig_recv(s->conn, RDMIG_MSG_QEMU_FILE, &m)) == 0 && !m.len);
+	if (ret)
+		return verdict_unknown(s, ret);
+	return take_verdict(s, &m);
+}
+
 /* End of iteration, the last digests, the trailer. */
 static int finish(struct rdmig_images_source *s)
 {
@@ -359,9 +438,12 @@ static int finish(struct rdmig_images_source *s)
 	s->st.hash_wait_seconds = phase_end(s);
 	if ((ret = write_header_or_trailer(s, true)))
 		return ret;
-	s->st.commit_seconds = phase_end(s);
 	teardown(s);
-	/* the destination commits once we are gone: go, and see it answer */
+	if (s->verdict.state == RDMIG_VERDICT_PENDING && (ret = await_verdict(s)))
+		return ret;
+	s->st.commit_seconds = phase_end(s);
+	/* without a verdict the destination commits once we are gone: go,
+	 * and see it answer */
 	if ((ret = rdmig__conn_close_after_end(s->conn)))
 		return engine_failed(s, ret);
 	s->st.teardown_seconds = phase_end(s);
@@ -498,6 +580,20 @@ void rdmig_images_source_engine_stats(const struct rdmig_images_source *s,
 		rdmig_source_stats(s->src, out);
 	else
 		copy_sized(out, &s->est, sizeof(s->est));
+}
+
+void rdmig_images_source_verdict(const struct rdmig_images_source *s,
+				 struct rdmig_images_verdict *out)
+{
+	struct rdmig_images_verdict v;
+
+	if (!out || out->size < sizeof(size_t))
+		return;
+	if (s)
+		v = s->verdict;
+	else
+		memset(&v, 0, sizeof(v));
+	copy_sized(out, &v, sizeof(v));
 }
 
 const char *rdmig_images_source_errmsg(const struct rdmig_images_source *s)

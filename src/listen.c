@@ -223,8 +223,10 @@ static int check_caps(struct rdmig_listener *l, struct rdma_cm_id *id, const uin
 	}
 	if (ret)
 		reject_with_our_caps(id);
-	/* Unknown bits are cleared; PIN_ALL only if this side allows it. */
-	caps->flags &= RDMIG_CAP_KNOWN_FLAGS & (l->opts.pin_all ? ~0u : ~RDMIG_CAP_PIN_ALL);
+	/* Unknown bits are cleared; PIN_ALL and VERDICT only if this side
+	 * allows them. */
+	caps->flags &= RDMIG_CAP_KNOWN_FLAGS & (l->opts.pin_all ? ~0u : ~RDMIG_CAP_PIN_ALL) &
+		       (l->opts.verdict ? ~0u : ~RDMIG_CAP_VERDICT);
 	return ret;
 }
 

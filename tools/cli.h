@@ -265,6 +265,7 @@ struct recv_args {
 	const char *out;
 	struct out_dir dir;  /* --out, once recv_open_out opened it */
 	bool force;          /* --force: accept any --out, replace outputs */
+	bool no_sync;        /* --no-sync: outputs not flushed to stable storage */
 	uint64_t max_total;
 	bool max_total_given;
 	bool max_total_nonzero; /* recv --qemu: a QEMU source always has RAM */
@@ -279,7 +280,7 @@ struct recv_args {
 	{"listen", required_argument, NULL, 'l'},    {"out", required_argument, NULL, 'o'},       \
 	{"max-total", required_argument, NULL, 'M'}, {"allow", required_argument, NULL, 'A'},     \
 	{"force", no_argument, NULL, 'F'},           {"idle-timeout", required_argument, NULL, 'I'}, \
-	MIG_COMMON_OPTIONS
+	{"no-sync", no_argument, NULL, 'Y'},         MIG_COMMON_OPTIONS
 /* recv's default --idle-timeout: long enough for any real source between
  * two spans or two of QEMU's iterations, short against one that stalls. */
 #define RECV_DEFAULT_IDLE_TIMEOUT_S 60

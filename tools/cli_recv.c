@@ -26,12 +26,14 @@ static void recv_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig recv --listen ADDR:PORT --out DIR [--pin-all] [--inline auto|0|N]\n"
 		   "                  [--json] [--timeout S] [--max-total SIZE] [--allow ADDR[/N]]\n"
-		   "                  [--force] [--verify on|off] [--chunk-size SIZE]\n"
+		   "                  [--force] [--no-sync] [--verify on|off] [--chunk-size SIZE]\n"
 		   "                  [--progress auto|human|json|none] [-v]\n"
 		   "       rdmig recv --serve ...: source after source (rdmig recv --serve --help)\n"
 		   "ADDR: a name, an IPv4 address, [IPv6] or empty for any ([::]:4444, :4444).\n"
 		   "Writes DIR/<block>.img per block and the raw stream to DIR/stream.bin, after\n"
 		   "a verified migration only: a failed or interrupted one leaves neither.\n"
+		   "Outputs are on stable storage before they get their names, and before the\n"
+		   "source is told that they are committed (its send exits 0 only then).\n"
 		   "  --pin-all       let the source have all memory registered up front\n"
 		   "  --inline        inline size of control messages (default auto)\n"
 		   "  --chunk-size SIZE  the source's registration chunk (1M..1G, a power of\n"
@@ -46,6 +48,8 @@ static void recv_usage(FILE *f)
 		   "                  default: the smaller of MemAvailable and DIR's free space)\n"
 		   "  --force         accept a DIR others may write into, and replace outputs that\n"
 		   "                  exist (by rename; without it recv refuses to start)\n"
+		   "  --no-sync       do not flush outputs to stable storage (scratch use: after a\n"
+		   "                  power cut a committed output may be short, empty or gone)\n"
 		   "  --allow A[/N]   accept sources from this address or prefix only (repeat for\n"
 		   "                  more); others are rejected before anything is registered\n"
 		   "  --verify off    do not check the source's checksums (the images are still\n"
@@ -69,6 +73,7 @@ static int parse_recv_args(int argc, char **argv, struct recv_args *a, bool *ver
 	int c, r;
 
 	recv_args_init(a);
+	a->m.opts.verdict = true; /* send hears whether we committed */
 	if (cli_wants_help(argc, argv)) {
 		recv_usage(stdout);
 		return 1;
@@ -265,6 +270,8 @@ static int sink_commit(void *ctx, char *err, size_t errlen)
 	for (uint32_t i = 0; i < s->nblocks; i++)
 		if (out_commit(&s->a.dir, &s->rb[i].img, err, errlen))
 			return sink_failed(s);
+	if (out_dir_sync(&s->a.dir, err, errlen))
+		return sink_failed(s);
 	return 0;
 }
 

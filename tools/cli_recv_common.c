@@ -36,6 +36,8 @@ int recv_args_option(struct recv_args *a, int c, const char *arg, char **argv,
 		a->out = arg;
 	} else if (c == 'F') {
 		a->force = true;
+	} else if (c == 'Y') {
+		a->no_sync = true;
 	} else if (c == 'I') {
 		long v;
 		if (cli_parse_long(arg, 0, 86400, &v))
@@ -142,9 +144,27 @@ uint64_t cli_available_memory(void)
 	return cli_physical_memory();
 }
 
+/* Temporaries of an earlier recv that was killed: removed, and said. */
+static int sweep_leftovers(struct recv_args *a, char *err, size_t errlen)
+{
+	char first[OUT_NAME];
+	unsigned n;
+
+	if (out_dir_sweep(&a->dir, &n, first, sizeof(first), err, errlen))
+		return -1;
+	if (n)
+		fprintf(stderr, "rdmig: recv: removed %u temporary file%s that an earlier recv "
+			"left in %s when it was stopped (%s%s)\n", n, n == 1 ? "" : "s", a->out,
+			first, n > 1 ? ", ..." : "");
+	return 0;
+}
+
 int recv_open_out(struct recv_args *a, const char *const *names, char *err, size_t errlen)
 {
 	if (out_dir_open(&a->dir, a->out, a->force, err, errlen))
+		return -1;
+	a->dir.sync = !a->no_sync;
+	if (sweep_leftovers(a, err, errlen))
 		return -1;
 	if (!a->max_total_given) {
 		/* what we can hold while the source writes, and write afterwards

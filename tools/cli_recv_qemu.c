@@ -38,7 +38,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: rdmig recv --qemu --listen ADDR:PORT --out DIR\n"
 		   "                  [--ramblocks FILE | --source-qmp SOCKET]\n"
 		   "                  [--pin-all] [--inline auto|0|N] [--json] [--timeout S]\n"
-		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force]\n"
+		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force] [--no-sync]\n"
 		   "                  [--chunk-size SIZE] [--progress auto|human|json|none] [-v]\n"
 		   "Be the destination of a QEMU RDMA migration (QMP: migrate rdma:ADDR:PORT).\n"
 		   "--ramblocks FILE: the source's 'info ramblock' (HMP); needed unless the source\n"
@@ -53,6 +53,8 @@ static void usage(FILE *f)
 		   "  sends, together (suffixes K, M, G, T; default: the smaller of MemAvailable\n"
 		   "  and DIR's free space).  --force: accept\n"
 		   "  a DIR others may write into and replace existing outputs (by rename).\n"
+		   "--no-sync: do not flush the outputs to stable storage (scratch use: after a\n"
+		   "  power cut a named output may be short, empty or gone).\n"
 		   "--timeout S: give up when the source stays silent\n"
 		   "  this long (0: never; default %d); given, it also bounds the wait for a source.\n"
 		   "--idle-timeout S: end a source that moves no data (stream bytes,\n"
@@ -447,7 +449,7 @@ static int write_images(struct rq_state *s)
 	for (uint32_t i = 0; i < s->qs.count; i++)
 		if (out_commit(&s->a.dir, &s->rb[i].img, s->err, sizeof(s->err)))
 			return -1;
-	return 0;
+	return out_dir_sync(&s->a.dir, s->err, sizeof(s->err));
 }
 
 /* ------------------------------------------------------------- main -- */

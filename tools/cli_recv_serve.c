@@ -68,7 +68,7 @@ static void serve_usage(FILE *f)
 	fprintf(f, "usage: rdmig recv --serve --listen ADDR:PORT --out DIR [--max-sources N]\n"
 		   "                  [--serve-max-total SIZE] [--serve-max-pinned SIZE]\n"
 		   "                  [--pin-all] [--inline auto|0|N] [--json] [--timeout S]\n"
-		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force]\n"
+		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force] [--no-sync]\n"
 		   "                  [--verify on|off] [--chunk-size SIZE] [-v]\n"
 		   "Keeps listening: each source goes into DIR/<seq>-<UTC time>-<address>/ (its\n"
 		   "images and stream.bin, as plain recv writes them); a failed one leaves nothing.\n"
@@ -83,7 +83,8 @@ static void serve_usage(FILE *f)
 		   "  --max-total N   most bytes one source may ask for (as plain recv)\n"
 		   "  --timeout S     give up on a source that stays silent this long (default %d)\n"
 		   "  --idle-timeout S  end a source that moves no data this long (as plain recv)\n"
-		   "  --pin-all, --inline, --chunk-size, --allow A[/N], --force, --verify on|off:\n"
+		   "  --pin-all, --inline, --chunk-size, --allow A[/N], --force, --no-sync,\n"
+		   "  --verify on|off:\n"
 		   "                  per source, as plain recv (rdmig recv --help)\n"
 		   "  --progress M    accepted (auto|human|json|none), shows nothing: each\n"
 		   "                  source gets its line when it ends\n"
@@ -146,6 +147,7 @@ static int parse_serve_args(int argc, char **argv, struct serve *sv)
 	int c, r = 0;
 
 	recv_args_init(&sv->a);
+	sv->a.m.opts.verdict = true; /* each source hears whether we committed */
 	if (cli_wants_help(argc, argv)) {
 		serve_usage(stdout);
 		return 1;
@@ -266,7 +268,12 @@ static int make_source_dir(struct source *src)
 	}
 	snprintf(src->path, sizeof(src->path), "%s/%s", sv->a.out, src->dir);
 	src->s.a.out = src->path;
-	return out_dir_open(&src->s.a.dir, src->path, false, src->s.err, sizeof(src->s.err));
+	if (out_dir_open(&src->s.a.dir, src->path, false, src->s.err, sizeof(src->s.err)))
+		return -1;
+	/* the source's directory is new in --out: its name is flushed too */
+	src->s.a.dir.sync = !sv->a.no_sync;
+	src->s.a.dir.parent_fd = sv->a.dir.fd;
+	return 0;
 }
 
 static void *source_thread(void *arg)

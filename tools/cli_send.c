@@ -43,7 +43,16 @@ struct send_args {
 	char **files;
 	int nfiles;
 	enum rdmig_digest_alg verify;
+	int commit_timeout_s;  /* --commit-timeout (0: no bound) */
+	bool unconfirmed;      /* --unconfirmed: a destination without a verdict is 0 */
 };
+
+/* How long send waits, after its last byte, for recv's verdict by default:
+ * recv's last digests and its durable commit of every image. */
+#define SEND_DEFAULT_COMMIT_TIMEOUT_S 60
+/* The exit status of a migration that went, to a destination that cannot
+ * say whether it committed (QEMU, an rdmig before 0.3). */
+#define SEND_EXIT_UNCONFIRMED 3
 
 struct send_state {
 	struct send_args a;
@@ -65,8 +74,10 @@ static void send_usage(FILE *f)
 	fprintf(f, "usage: rdmig send --to ADDR:PORT [--pin-all] [--inline auto|0|N] [--json]\n"
 		   "                  [--timeout S] [--verify xxh64|xxh3-128|sha256|off]\n"
 		   "                  [--chunk-size SIZE] [--progress auto|human|json|none]\n"
-		   "                  [-v] FILE|NAME=FILE...\n"
+		   "                  [--commit-timeout S] [--unconfirmed] [-v] FILE|NAME=FILE...\n"
 		   "Each FILE becomes one RAM block named after its basename (or NAME).\n"
+		   "send exits 0 only when recv answered that it committed every image, durably,\n"
+		   "as sent.\n"
 		   "  --pin-all      ask the destination to register all its memory up front\n"
 		   "  --chunk-size SIZE  registration chunk, a power of two from 1M to 1G\n"
 		   "                 (default 32M); the receiver uses the same\n"
@@ -76,14 +87,20 @@ static void send_usage(FILE *f)
 		   "                 (the destination cannot check the data)\n"
 		   "  --inline       inline size of control messages (default auto)\n"
 		   "  --timeout S    give up when the destination stays silent this long\n"
-		   "                 (0: never; default %d)\n"
+"                 (0: never; default %d)\n"
+		   "  --commit-timeout S  after the last byte, how long to wait for recv's\n"
+		   "                 verdict: its last checks and durable commit (0: no bound;\n"
+		   "                 default %d)\n"
+		   "  --unconfirmed  exit 0, not 3, when the destination cannot say whether it\n"
+		   "                 committed (QEMU, or an rdmig recv older than 0.3)\n"
 		   "  --json         one JSON object on stdout instead of the summary\n"
 		   "  --progress M   on stderr while it runs: human (a line), json (JSON\n"
 		   "                 lines), none, or auto (default: human on a terminal)\n"
 		   "  -v, --verbose  the library's notes on stderr; -vv adds its debug log\n"
 		   "  -h, --help     this help\n"
 		   "SIGINT or SIGTERM aborts the migration: the destination is told, and the exit\n"
-		   "status is 128 + the signal.\n", MIG_DEFAULT_TIMEOUT_S);
+		   "status is 128 + the signal.\n", MIG_DEFAULT_TIMEOUT_S,
+	   SEND_DEFAULT_COMMIT_TIMEOUT_S);
 }
 
 /* A mapped file that shrinks under us raises SIGBUS on the next read:
@@ -102,19 +119,30 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
 {
 	static const struct option longopts[] = {
 		{"to", required_argument, NULL, 't'}, {"verify", required_argument, NULL, 'V'},
-		MIG_PROGRESS_OPTION, MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+		{"commit-timeout", required_argument, NULL, 'W'},
+		{"unconfirmed", no_argument, NULL, 'U'}, MIG_PROGRESS_OPTION, MIG_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
 	const char *to = NULL;
+	long secs;
 	int c, r;
 
 	mig_common_init(&a->m);
 	a->verify = RDMIG_DIGEST_DEFAULT;
+	a->commit_timeout_s = SEND_DEFAULT_COMMIT_TIMEOUT_S;
+	a->m.opts.verdict = true;
 	if (cli_wants_help(argc, argv)) {
 		send_usage(stdout);
 		return 1;
 	}
-	while ((c = getopt_long(argc, argv, ":t:V:" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:V:W:U" MIG_COMMON_SHORT, longopts, NULL)) != -1) {
 		if (c == 't')
 			to = optarg;
+		else if (c == 'U')
+			a->unconfirmed = true;
+		else if (c == 'W' && cli_parse_long(optarg, 0, 86400, &secs))
+			return cli_usage("--commit-timeout '%s': takes whole seconds from 0 (no "
+					 "bound) to 86400", optarg);
+		else if (c == 'W')
+			a->commit_timeout_s = (int)secs;
 		else if (c == 'V' && rdmig_digest_parse(optarg, &a->verify))
 			return cli_usage("--verify '%s': takes xxh64, xxh3-128, sha256 or off",
 					 optarg);
@@ -183,6 +211,7 @@ static void source_opts(struct send_state *s, struct rdmig_images_source_opts *o
 	o->register_threads = register_threads();
 	s->pin_local = pin_local_fits(s, rdmig_conn_device(s->conn));
 	o->pin_local = s->pin_local;
+	o->verdict_timeout_ms = s->a.commit_timeout_s ? s->a.commit_timeout_s * 1000 : -1;
 }
 
 /* After every step: the progress line, and a way out for SIGINT/SIGTERM. */
@@ -278,6 +307,46 @@ static void send_budget(const struct send_state *s, const struct rdmig_engine_st
 	cli_budget_close(b, t_cleaned);
 }
 
+static const char *verdict_name(int state)
+{
+	switch (state) {
+	case RDMIG_VERDICT_COMMITTED:
+		return "committed";
+	case RDMIG_VERDICT_FAILED:
+		return "failed";
+	case RDMIG_VERDICT_UNKNOWN:
+		return "unknown";
+	case RDMIG_VERDICT_PENDING:
+		return "pending";
+	default:
+		return "none";
+	}
+}
+
+static void source_verdict(const struct send_state *s, struct rdmig_images_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->size = sizeof(*v);
+	rdmig_images_source_verdict(s->src, v);
+}
+
+/* "verdict": what recv answered (rdmig-json(7)). */
+static struct json_object *json_verdict(const struct send_state *s)
+{
+	struct json_object *o = cj_object();
+	struct rdmig_images_verdict v;
+
+	source_verdict(s, &v);
+	cj_str(o, "state", verdict_name(v.state));
+	if (v.state == RDMIG_VERDICT_COMMITTED) {
+		cj_u64(o, "images", v.images);
+		cj_u64(o, "bytes", v.bytes);
+	}
+	if (v.reason[0])
+		cj_str(o, "reason", v.reason);
+	return o;
+}
+
 /* The summary without its budget, which cleanup() has yet to end. */
 static struct json_object *send_json(const struct send_state *s,
 				     const struct rdmig_engine_stats *st)
@@ -305,7 +374,21 @@ static struct json_object *send_json(const struct send_state *s,
 	cj_bool(o, "pin_local", s->pin_local);
 	cj_u64(o, "chunks_registered", st->chunks_registered);
 	mig_json_conn(o, s->conn);
+	cj_add(o, "verdict", json_verdict(s));
 	return o;
+}
+
+static void print_verdict(const struct send_state *s)
+{
+	struct rdmig_images_verdict v;
+	char a[32];
+
+	source_verdict(s, &v);
+	if (v.state == RDMIG_VERDICT_COMMITTED)
+		printf("send: recv committed %u image%s (%s), durably, as sent\n", v.images,
+		       v.images == 1 ? "" : "s", mig_size(v.bytes, a, sizeof(a)));
+	else
+		printf("send: the destination gives no verdict: whether it committed is unknown\n");
 }
 
 static void print_human(const struct send_state *s, const struct rdmig_engine_stats *st)
@@ -343,6 +426,7 @@ static void print_human(const struct send_state *s, const struct rdmig_engine_st
 		       st->register_threads == 1 ? "" : "s");
 	printf("\n");
 	mig_print_conn("send", s->conn);
+	print_verdict(s);
 }
 
 /* The message of whatever failed: ours, the source's, or the connection's. */
@@ -371,10 +455,32 @@ static int send_cancelled(struct send_state *s)
 	return cli_cancel_status();
 }
 
+/* The migration went but recv did not commit, or did not say: the one
+ * line says which, and under --json the object carries the verdict. */
+static int send_not_committed(struct send_state *s, const struct rdmig_images_verdict *v)
+{
+	struct json_object *o;
+
+	cli_fail_code("send", v->state == RDMIG_VERDICT_FAILED ? "not_committed" : "verdict_unknown",
+		      rdmig_images_source_errmsg(s->src));
+	if (!cli_run.json)
+		return 1;
+	o = cj_summary();
+	mig_json_destination(o, s->a.host, s->a.port, s->conn);
+	cj_add(o, "verdict", json_verdict(s));
+	cj_summary_print(o);
+	return 1;
+}
+
 /* A destination that rejects us without saying why may be filtering. */
 static int send_failed(struct send_state *s, int ret)
 {
 	char msg[sizeof(s->err) + 128];
+	struct rdmig_images_verdict v;
+
+	source_verdict(s, &v);
+	if (s->src && (v.state == RDMIG_VERDICT_FAILED || v.state == RDMIG_VERDICT_UNKNOWN))
+		return send_not_committed(s, &v);
 
 	/* the library tells the peer about its own failures; ours we report
 	 * here (best effort) */
@@ -384,6 +490,22 @@ static int send_failed(struct send_state *s, int ret)
 		 ret == RDMIG_EREJECTED ? " (a destination started with --allow rejects the "
 					  "sources it does not list)" : "");
 	return s->err[0] ? cli_fail("send", msg) : cli_fail_lib("send", ret, msg);
+}
+
+/* Everything went, but the destination cannot say whether it committed:
+ * SEND_EXIT_UNCONFIRMED, unless --unconfirmed accepts that. */
+static int unconfirmed_status(struct send_state *s)
+{
+	struct rdmig_images_verdict v;
+
+	source_verdict(s, &v);
+	if (v.state == RDMIG_VERDICT_COMMITTED || s->a.unconfirmed)
+		return 0;
+	cli_fail_code("send", "unconfirmed", "every byte went and the destination's device "
+		      "acknowledged it, but the destination gives no verdict (QEMU, or an rdmig "
+		      "recv older than 0.3): whether it committed is unknown; --unconfirmed "
+		      "accepts that");
+	return SEND_EXIT_UNCONFIRMED;
 }
 
 static void cleanup(struct send_state *s)
@@ -399,7 +521,7 @@ int cmd_send(int argc, char **argv)
 	struct rdmig_engine_stats st = {.size = sizeof(st)};
 	struct json_object *o = NULL;
 	struct cli_budget b;
-	int ret;
+	int ret, status;
 
 	cli_run_begin("send", "files", "send", argc, argv);
 	memset(&s, 0, sizeof(s));
@@ -430,6 +552,7 @@ int cmd_send(int argc, char **argv)
 		return ret;
 	}
 	rdmig_images_source_engine_stats(s.src, &st);
+	status = unconfirmed_status(&s);
 	/* the summary is built while the handles exist; the budget ends
 	 * after their teardown */
 	if (s.a.m.json)
@@ -444,5 +567,5 @@ int cmd_send(int argc, char **argv)
 	} else if (s.a.m.verbose) {
 		cli_budget_print(stdout, "send", &b, false);
 	}
-	return 0;
+	return status;
 }

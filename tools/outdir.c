@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* outdir.c - recv's output files in --out DIR (the rules are in outdir.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -39,6 +43,8 @@ int out_dir_open(struct out_dir *d, const char *path, bool force, char *err, siz
 	d->force = force;
 	d->fd = -1;
 	d->made = 0;
+	d->sync = true;
+	d->parent_fd = -1;
 	if (cli_make_dir(path, &d->made, err, errlen))
 		return -1;
 	if ((d->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(d->fd, &st)) {
@@ -97,7 +103,7 @@ int out_check_new(const struct out_dir *d, const char *name, char *err, size_t e
 
 int out_create(struct out_dir *d, struct out_file *f, const char *name, char *err, size_t errlen)
 {
-	static unsigned serial;
+	static atomic_uint serial; /* serve creates outputs on several threads */
 	struct stat st;
 
 	f->fd = -1;
@@ -105,7 +111,8 @@ int out_create(struct out_dir *d, struct out_file *f, const char *name, char *er
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	/* a name someone planted is skipped: O_EXCL never opens what exists */
 	for (int tries = 0; tries < 100 && f->fd < 0; tries++) {
-		snprintf(f->tmp, sizeof(f->tmp), ".rdmig-%ld-%u.%s", (long)getpid(), serial++, name);
+		snprintf(f->tmp, sizeof(f->tmp), ".rdmig-%ld-%u.%s", (long)getpid(),
+			 atomic_fetch_add(&serial, 1), name);
 		f->fd = openat(d->fd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			       0644);
 		if (f->fd < 0 && errno != EEXIST)
@@ -123,6 +130,7 @@ int out_create(struct out_dir *d, struct out_file *f, const char *name, char *er
 	f->dir_fd = d->fd;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
+	f->sync = d->sync;
 	return 0;
 }
 
@@ -172,10 +180,34 @@ static int out_fd_done(const struct out_file *f, int fd, bool ok)
 	return r ? -1 : 0;
 }
 
+/* The data of f on stable storage before it gets a name: a power cut
+ * after the name is durable must not leave it short or empty. */
+static int out_flush(struct out_dir *d, struct out_file *f, char *err, size_t errlen)
+{
+	int fd, r;
+
+	if (!f->sync)
+		return 0;
+	if ((fd = out_fd(f)) < 0) {
+		snprintf(err, errlen, "cannot open %.600s/%s to flush it: %s", d->path, f->tmp,
+			 strerror(errno));
+		return -1;
+	}
+	r = fsync(fd);
+	if (out_fd_done(f, fd, r == 0)) {
+		snprintf(err, errlen, "cannot flush %.600s/%s to stable storage: %s", d->path,
+			 f->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int out_commit(struct out_dir *d, struct out_file *f, char *err, size_t errlen)
 {
 	int r;
 
+	if (f->state == OUT_TEMP && out_flush(d, f, err, errlen))
+		return -1;
 	if (f->state == OUT_TEMP && f->fd >= 0) {
 		r = close(f->fd);
 		f->fd = -1;
@@ -222,6 +254,8 @@ void out_discard(struct out_dir *d, struct out_file *f)
 int out_write_chunk(struct out_file *f, uint64_t off, const void *p, size_t n)
 {
 	const unsigned char *c = p;
+	uint64_t start = off;
+	size_t total = n;
 	int fd;
 
 	if (rdmig_is_zero(p, n))
@@ -241,6 +275,10 @@ int out_write_chunk(struct out_file *f, uint64_t off, const void *p, size_t n)
 		off += (uint64_t)w;
 		n -= (size_t)w;
 	}
+	/* start writing it back now, so that the flush before the name
+	 * finds little left to do (its errors are the flush's to report) */
+	if (f->sync)
+		sync_file_range(fd, (off64_t)start, (off64_t)total, SYNC_FILE_RANGE_WRITE);
 	return out_fd_done(f, fd, true);
 }
 
@@ -252,4 +290,112 @@ int out_set_size(struct out_file *f, uint64_t size)
 		return -1;
 	r = ftruncate(fd, (off_t)size);
 	return out_fd_done(f, fd, r == 0);
+}
+
+/* fsync the directory at path (opened for that). */
+static int sync_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -1;
+	r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+/* The directories out_dir_open created hold each other's names, and the
+ * first one's name is in a directory that existed: flush them all. */
+static int sync_made(const struct out_dir *d, char *err, size_t errlen)
+{
+	char path[4096];
+	size_t n = strlen(d->path);
+
+	if (!d->made || n >= sizeof(path))
+		return 0;
+	memcpy(path, d->path, n + 1);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+	while (n >= d->made) {
+		while (n > 0 && path[n - 1] != '/')
+			n--;
+		while (n > 1 && path[n - 1] == '/')
+			n--;
+		path[n] = '\0';
+		if (sync_path(n ? path : "/")) {
+			snprintf(err, errlen, "cannot flush the directory '%.600s': %s",
+				 n ? path : "/", strerror(errno));
+			return -1;
+		}
+		if (!n)
+			break;
+	}
+	return 0;
+}
+
+int out_dir_sync(struct out_dir *d, char *err, size_t errlen)
+{
+	if (!d->sync)
+		return 0;
+	if (fsync(d->fd) || (d->parent_fd >= 0 && fsync(d->parent_fd))) {
+		snprintf(err, errlen, "cannot flush --out %.600s to stable storage: %s", d->path,
+			 strerror(errno));
+		return -1;
+	}
+	return sync_made(d, err, errlen);
+}
+
+/* ".rdmig-PID-N.NAME": the PID of the run that made it, or 0. */
+static long temp_pid(const char *name)
+{
+	char *end;
+	long pid;
+
+	if (strncmp(name, ".rdmig-", 7) || !(name[7] >= '1' && name[7] <= '9'))
+		return 0;
+	pid = strtol(name + 7, &end, 10);
+	if (*end != '-' || !(end[1] >= '0' && end[1] <= '9'))
+		return 0;
+	strtoul(end + 1, &end, 10);
+	return *end == '.' && end[1] ? pid : 0;
+}
+
+/* A run that is gone (our own PID was another run's, before a reboot). */
+static bool run_gone(long pid)
+{
+	return pid == (long)getpid() || (kill((pid_t)pid, 0) && errno == ESRCH);
+}
+
+int out_dir_sweep(struct out_dir *d, unsigned *removed, char *first, size_t firstlen, char *err,
+		  size_t errlen)
+{
+	int fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+	struct stat st;
+
+	*removed = 0;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "cannot read --out %.600s: %s", d->path, strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(dir))) {
+		long pid = temp_pid(e->d_name);
+
+		if (!pid || fstatat(d->fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid() || !run_gone(pid))
+			continue;
+		if (unlinkat(d->fd, e->d_name, 0))
+			continue; /* gone meanwhile, or not ours to remove */
+		if (!(*removed)++ && first)
+			snprintf(first, firstlen, "%s", e->d_name);
+	}
+	closedir(dir);
+	if (*removed && d->sync && fsync(d->fd)) {
+		snprintf(err, errlen, "cannot flush --out %.600s: %s", d->path, strerror(errno));
+		return -1;
+	}
+	return 0;
 }

@@ -12,7 +12,14 @@
  *  - only a verified result gets its real name: linkat(2), which fails if
  *    the name exists, or with --force renameat(2), which replaces the name
  *    (a planted symlink is replaced, not followed);
- *  - a failed run unlinks its temporary files, nothing else;
+ *  - durable (unless --no-sync): the data of every output is written back
+ *    as it comes (sync_file_range) and flushed to stable storage (fsync)
+ *    before the output gets its name, and DIR (with every directory
+ *    out_dir_open created, and their parent) is flushed after the last
+ *    name, so that after a power cut a name is either absent or names
+ *    complete data;
+ *  - a failed run unlinks its temporary files, nothing else; the next run
+ *    removes those an earlier run left when it was killed (out_dir_sweep);
  *  - DIR must be owned by the running user or root and not writable by
  *    group or others unless sticky (--force accepts it anyway).
  */
@@ -31,6 +38,9 @@ struct out_dir {
 	int fd;           /* O_DIRECTORY descriptor of DIR, -1 when closed */
 	bool force;       /* existing outputs are replaced (by rename) */
 	size_t made;      /* path's leading part out_dir_open created (0: none) */
+	bool sync;        /* durable outputs (the default; --no-sync clears it) */
+	int parent_fd;    /* -1, or a directory whose new entry names DIR and is
+			   * to be flushed with it (recv --serve's --out) */
 };
 
 enum { OUT_NONE, OUT_TEMP, OUT_LINKED, OUT_RENAMED };
@@ -42,6 +52,7 @@ struct out_file {
 	int dir_fd;               /* DIR, to open a parked file again */
 	dev_t dev;                /* the file created, to know it again */
 	ino_t ino;
+	bool sync;                /* the directory's sync, when it was created */
 };
 
 /* mkdir -p DIR, open it and check who may write into it; -1 with err. */
@@ -58,9 +69,19 @@ uint64_t out_dir_free(const struct out_dir *d);
 int out_check_new(const struct out_dir *d, const char *name, char *err, size_t errlen);
 /* Create the temporary file of output NAME; f->fd is open for writing. */
 int out_create(struct out_dir *d, struct out_file *f, const char *name, char *err, size_t errlen);
-/* Close f and give it its real name; -1 with err (the temporary stays
- * until out_discard). */
+/* Flush f and give it its real name; -1 with err (the temporary stays
+ * until out_discard).  Durable once out_dir_sync has run. */
 int out_commit(struct out_dir *d, struct out_file *f, char *err, size_t errlen);
+/* After the last out_commit: flush DIR, and the directories out_dir_open
+ * created with their parent, so that the names are durable.  0 without
+ * d->sync; -1 with err. */
+int out_dir_sync(struct out_dir *d, char *err, size_t errlen);
+/* Remove what an earlier run that was killed left in DIR: its temporary
+ * files (".rdmig-PID-N.NAME", regular files of ours whose PID is no
+ * longer a process), nothing else.  How many went in *removed; the first
+ * name in first (may be NULL).  0, or -1 with err. */
+int out_dir_sweep(struct out_dir *d, unsigned *removed, char *first, size_t firstlen, char *err,
+		  size_t errlen);
 /* A failed run: close f and remove what this run created under its names
  * (the temporary file; a committed file that replaced nothing). */
 void out_discard(struct out_dir *d, struct out_file *f);

@@ -137,7 +137,8 @@ int rq_write_record(struct rq_state *s, const char *failure)
 		out_discard(&s->a.dir, &out);
 		goto fail;
 	}
-	if (out_commit(&s->a.dir, &out, err, sizeof(err))) {
+	if (out_commit(&s->a.dir, &out, err, sizeof(err)) ||
+	    out_dir_sync(&s->a.dir, err, sizeof(err))) {
 		out_discard(&s->a.dir, &out);
 		goto fail;
 	}

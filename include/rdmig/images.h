@@ -129,6 +129,38 @@ struct rdmig_images_source_opts {
 	int keep_alive_ms;       /* while no control message would go (default 500) */
 	bool pin_local;          /* rdmig_source_set_pin_local */
 	unsigned register_threads; /* rdmig_source_set_register_threads (0: per CPU) */
+	/* With RDMIG_CAP_VERDICT: how long the end waits for the destination's
+	 * verdict after the trailer, in ms: its last digests, its comparison
+	 * and its durable commit (default 0: 60 s, or the connection's
+	 * timeout when that is longer; < 0: no bound).  Added in 0.3. */
+	int verdict_timeout_ms;
+};
+
+/*
+ * The destination's verdict (RDMIG_CAP_VERDICT, rdmig.h): an rdmig
+ * destination that both sides let give one answers the trailer, after it
+ * compared every digest and made its outputs durable, with what it
+ * committed or why it did not.  The source checks that what was committed
+ * is what it sent (every length and digest).
+ */
+enum rdmig_images_verdict_state {
+	RDMIG_VERDICT_NONE = 0,      /* not negotiated: the destination (QEMU, an
+				      * older rdmig, a caller that did not set
+				      * rdmig_opts.verdict) cannot say */
+	RDMIG_VERDICT_COMMITTED = 1, /* committed, durably, exactly what was sent */
+	RDMIG_VERDICT_FAILED = 2,    /* the destination did not commit: reason says why */
+	RDMIG_VERDICT_UNKNOWN = 3,   /* asked, but no verdict came (the destination
+				      * went away, or the wait timed out): it may
+				      * or may not have committed */
+	RDMIG_VERDICT_PENDING = 4,   /* the migration has not reached its end */
+};
+
+struct rdmig_images_verdict {
+	size_t size;      /* the caller's sizeof, set before the call */
+	int state;        /* enum rdmig_images_verdict_state */
+	uint32_t images;  /* COMMITTED: images committed */
+	uint64_t bytes;   /* COMMITTED: their bytes */
+	char reason[1025]; /* FAILED, UNKNOWN: the destination's words, or what happened */
 };
 
 struct rdmig_images_source;
@@ -148,11 +180,12 @@ int rdmig_images_source_create(struct rdmig_conn *c, const struct rdmig_images_i
 			       struct rdmig_images_source **out);
 /* One step: the first sends the header and sets the engine up (HEADER),
  * the next ones one chunk each (PROGRESS), the last the end of the
- * iteration, the last records and the trailer, then the disconnect: it
- * waits (at most the connection's timeout, or 10 s without one) for the
- * destination to answer it, which an rdmig destination does once it has
- * committed or failed (DONE).  After DONE or a failure, RDMIG_ESTATE /
- * the failure's code again. */
+ * iteration, the last records and the trailer; then, with
+ * RDMIG_CAP_VERDICT, the wait for the destination's verdict (at most
+ * opts.verdict_timeout_ms), and the disconnect: it waits (at most the
+ * connection's timeout, or 10 s without one) for the destination to
+ * answer it (DONE).  After DONE or a failure, RDMIG_ESTATE / the
+ * failure's code again. */
 int rdmig_images_source_step(struct rdmig_images_source *s, struct rdmig_images_event *ev);
 /* Steps to DONE; progress (may be NULL) after each. */
 int rdmig_images_source_run(struct rdmig_images_source *s, rdmig_images_progress_fn progress,
@@ -160,6 +193,12 @@ int rdmig_images_source_run(struct rdmig_images_source *s, rdmig_images_progress
 /* Ask the source to stop: the next step (or the wait for the last
  * digests) returns RDMIG_ECANCELED.  Async-signal-safe. */
 void rdmig_images_source_cancel(struct rdmig_images_source *s);
+/* The verdict as far as the source knows it (rdmig_images_verdict).  A
+ * source that asked for one steps to DONE only on RDMIG_VERDICT_COMMITTED;
+ * FAILED ends the step with RDMIG_EPEER, UNKNOWN with the failure that
+ * ended the wait.  Added in 0.3 (RDMIG_0.3). */
+void rdmig_images_source_verdict(const struct rdmig_images_source *s,
+				 struct rdmig_images_verdict *out);
 /* The blocks as announced: names, lengths, and after DONE their digests. */
 const struct rdmig_imgs_block *rdmig_images_source_blocks(const struct rdmig_images_source *s);
 void rdmig_images_source_stats(const struct rdmig_images_source *s,
