@@ -158,7 +158,7 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 		return ret;
 	rdmig_encode_header(&h, hdr);
 	if (inl) {
-		signaled = rdmig__conn_sq_signal_due(c);
+		signaled = c->signal_next || rdmig__conn_sq_signal_due(c);
 		wr.num_sge = inline_sges(sge, hdr, m);
 		wr.send_flags = IBV_SEND_INLINE | (signaled ? IBV_SEND_SIGNALED : 0);
 		wr.wr_id = wrid_make(WRID_SEND_INLINE, 0, 0);
@@ -176,6 +176,7 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 				   rdmig_msg_type_name(m->type), bytes, inl ? "inline" : "copied",
 				   strerror(ret), rdmig__conn_qp_state_hint(c));
 	seq = rdmig__conn_sq_record(c, signaled);
+	c->signal_next = false;
 	if (!inl)
 		c->send_buf_seq = seq;
 	count_sent(c, m->type, inl, bytes);

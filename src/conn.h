@@ -86,6 +86,7 @@ struct rdmig_conn {
 	struct recv_slot recv[2]; /* SLOT_READY, SLOT_DATA */
 	uint64_t sq_posted, sq_completed;
 	uint64_t last_signaled; /* sequence of the newest signaled WR */
+	bool signal_next;       /* the next control send is signaled, due or not */
 	struct sig_mark {
 		uint64_t seq;   /* the signaled WR's sequence number */
 		uint64_t bytes; /* sq_bytes_posted once it was posted */

@@ -135,6 +135,9 @@ static int send_verdict(struct rdmig_images_dest *d, uint32_t outcome, const cha
 	if (verdict_encode(outcome, d->ps.prm.digest, d->ps.blocks, NULL, d->ps.count, reason,
 			   &buf, &len))
 		return RDMIG_ENOMEM;
+	/* signaled: its own completion says the source has it, with no
+	 * flush WRITE after it that a source already gone would fail */
+	d->conn->signal_next = true;
 	ret = rdmig_reply(d->conn, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, (uint32_t)len, buf});
 	free(buf);
 	if (!ret)
