@@ -188,6 +188,10 @@ bool rdmig__conn_cm_event_ends(struct rdmig_conn *c, enum rdma_cm_event_type typ
  * that a lost disconnect request is sent again.  A peer that never
  * answers is logged, not a failure; a failed flush is. */
 int rdmig__conn_close_after_end(struct rdmig_conn *c);
+/* connect.c: the same without the flush, for an end whose every send the
+ * peer has answered (the verdict came after them): the peer may already
+ * be gone, and nothing is left to complete. */
+int rdmig__conn_disconnect_and_wait(struct rdmig_conn *c);
 /* channel.c: post a signaled zero-length WRITE, so that every WR before
  * it is reported done when it is. */
 int rdmig__conn_post_flush(struct rdmig_conn *c);

@@ -245,14 +245,22 @@ int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port)
  */
 int rdmig__conn_close_after_end(struct rdmig_conn *c)
 {
-	int wait_ms = c->opts.timeout_ms > 0 ? c->opts.timeout_ms : CLOSE_WAIT_UNTIMED_MS;
-	long long deadline;
 	int ret;
 
 	if (!c->id || !c->established || c->disconnected)
 		return 0;
 	if ((ret = rdmig__conn_flush_sends(c, 0)))
 		return ret;
+	return rdmig__conn_disconnect_and_wait(c);
+}
+
+int rdmig__conn_disconnect_and_wait(struct rdmig_conn *c)
+{
+	int wait_ms = c->opts.timeout_ms > 0 ? c->opts.timeout_ms : CLOSE_WAIT_UNTIMED_MS;
+	long long deadline;
+
+	if (!c->id || !c->established || c->disconnected)
+		return 0;
 	if (rdma_disconnect(c->id))
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "rdma_disconnect: %s",
 				   strerror(errno));

@@ -443,8 +443,10 @@ static int finish(struct rdmig_images_source *s)
 		return ret;
 	s->st.commit_seconds = phase_end(s);
 	/* without a verdict the destination commits once we are gone: go,
-	 * and see it answer */
-	if ((ret = rdmig__conn_close_after_end(s->conn)))
+	 * and see it answer; with one, it answered every send already */
+	ret = s->verdict.state == RDMIG_VERDICT_COMMITTED ? rdmig__conn_disconnect_and_wait(s->conn)
+							   : rdmig__conn_close_after_end(s->conn);
+	if (ret)
 		return engine_failed(s, ret);
 	s->st.teardown_seconds = phase_end(s);
 	return 0;
