@@ -153,7 +153,7 @@ static int sweep_leftovers(struct recv_args *a, char *err, size_t errlen)
 	if (out_dir_sweep(&a->dir, &n, first, sizeof(first), err, errlen))
 		return -1;
 	if (n)
-		fprintf(stderr, "rdmig: recv: removed %u temporary file%s that an earlier recv "
+		fprintf(stderr, "recv: removed %u temporary file%s that an earlier recv "
 			"left in %s when it was stopped (%s%s)\n", n, n == 1 ? "" : "s", a->out,
 			first, n > 1 ? ", ..." : "");
 	return 0;

@@ -3,7 +3,7 @@
 # crash-guest.sh - the guest's half of scripts/crash-test, run inside the
 # test guest (scripts/rdma-vm) with a virtual disk (/dev/vda) attached.
 #
-#   crash-guest.sh BUILD FS SRCDIR check|run DEVICE [NO_SYNC]
+#   crash-guest.sh BUILD FS SRCDIR check|run|checkrun|once DEVICE [NO_SYNC]
 #
 # check: mount the disk (its journal replays what the last boot left) and
 #        report every output under a final name in every migration
@@ -14,6 +14,7 @@
 #        until the host cuts the power: "START", then per migration
 #        "SENT K RC" as send exits.  With NO_SYNC=1 recv gets --no-sync
 #        (the control: what a power cut does to outputs never flushed).
+# checkrun: check, then run (one boot a trial).
 # once:  one migration into m-1 (recv flushes, whatever NO_SYNC says),
 #        then sync and unmount: the reference of a clean end.
 # Every line goes to stdout, which QEMU writes to a host file at once.
@@ -57,7 +58,7 @@ check() {
 	rm -rf "${MNT:?}"/m-*
 	sync
 	say "CHECKED"
-	umount "$MNT"
+	[ "${1:-}" = keep ] || umount "$MNT"
 }
 
 run() {
@@ -67,7 +68,7 @@ run() {
 	siw) ip=$RDMAVM_SIW_IP ;;
 	esac
 	[ "$NO_SYNC" = 1 ] && [ "$last" = 0 ] && extra=(--no-sync)
-	mount_disk
+	mountpoint -q "$MNT" || mount_disk
 	mkdir -p /tmp/src
 	cp "$SRC"/*.img /tmp/src/
 	sync
@@ -92,6 +93,7 @@ run() {
 case $MODE in
 check) check ;;
 run) run ;;
+checkrun) check keep && run ;;
 once) run 1 ;;
 *) echo "usage: $0 BUILD FS SRCDIR check|run DEVICE [NO_SYNC]" >&2; exit 2 ;;
 esac
