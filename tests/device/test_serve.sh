@@ -61,7 +61,7 @@ image() {
 serve() {
 	local tag=$1 port=$2 out=$3 i
 	shift 3
-	bg "$tag" -- recv --serve --listen "$IP:$port" --out "$out" --json --timeout 20 "$@"
+	bg "$tag" -- recv --serve --listen "$IP:$port" --out "$out" --json --timeout 60 "$@"
 	for ((i = 0; i < 3000; i++)); do
 		has_line "$WORK/$tag.err" 'recv: listening on' && return 0
 		ended "$tag" && break
@@ -73,7 +73,7 @@ serve() {
 }
 
 # send TAG PORT N: rdmig send of source N's image, in the background
-send() { bg "$1" -- send --to "$IP:$2" --timeout 20 --json "$WORK/src/$3/image.bin"; }
+send() { bg "$1" -- send --to "$IP:$2" --timeout 60 --json "$WORK/src/$3/image.bin"; }
 
 # admitted OUT COUNT: wait (60 s at most) until COUNT source directories
 # in OUT hold an image being written (their headers were admitted; the
@@ -229,7 +229,8 @@ echo "# serve $DEVICE: 1 source of $((SIZE / MiB)) MiB in $ONE_MS ms" \
 
 # A source that must stay running while the test looks elsewhere is
 # stopped (SIGSTOP) once admitted and continued afterwards: the receiver
-# waits for it (within --timeout 20), and nothing depends on how fast the
+# waits for it (within --timeout 60: a loaded host slows the sends the
+# test runs meanwhile), and nothing depends on how fast the
 # emulated guest moves the bytes.
 
 why
