@@ -13,9 +13,10 @@
  * that context then posts through the shim.
  *
  *   LD_PRELOAD=.../libinline_sge0.so rdmig send ...      (or QEMU)
- *   INLINE_SGE0_REPORT=FILE   append "inline_sends=N cut=M" at exit, so
- *                             that a test can tell the shim was active
- *                             (N > 0) and whether it cut anything (M).
+ *   INLINE_SGE0_REPORT=FILE   append "inline_sends=N cut=M" at exit (a
+ *                             process that made a QP), so that a test can
+ *                             tell the shim was active (N > 0) and whether
+ *                             it cut anything (M).
  *
  * An ASan-built program wants its runtime first: run it with
  * ASAN_OPTIONS=verify_asan_link_order=0 under this shim.
@@ -156,7 +157,9 @@ __attribute__((destructor)) static void report(void)
 	const char *path = getenv("INLINE_SGE0_REPORT");
 	FILE *f;
 
-	if (!path || !*path)
+	/* only processes that made a QP: timeout(1) and the like load the
+	 * shim too */
+	if (!path || !*path || !atomic_load(&n_patched))
 		return;
 	f = fopen(path, "a");
 	if (!f)
