@@ -10,12 +10,17 @@
  * DMA read of a buffer.  One SGE, not header and payload as two: some
  * providers send only sg_list[0] of an inline send and say nothing (irdma
  * before rdma-core v44).  Anything larger is copied into SLOT_SEND and
- * posted from there.  The receiver sees the same bytes either way.
+ * posted from there; so is a message whose inline post the provider
+ * refuses as such (EINVAL, ENOMEM, EMSGSIZE...: inline_ladder.c), and every
+ * later message of its size or more.  The receiver sees the same bytes
+ * either way.
  */
 #include <errno.h>
 #include <string.h>
 #include "completion.h"
+#include "inline_ladder.h"
 #include "opts.h"
+#include "testhooks.h"
 #include "wrid.h"
 
 static bool recv_done(const struct rdmig_conn *c, const void *arg)
@@ -141,19 +146,58 @@ static void count_sent(struct rdmig_conn *c, uint32_t type, bool inl, uint32_t b
 }
 
 /* ibv_post_send, its return normalised to 0 or a positive errno (some
- * providers return -errno). */
+ * providers return -errno), and the tests' refusal of inline posts. */
 static int post_send_wr(struct rdmig_conn *c, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad;
 
+	if (c->refuse_left && (wr->send_flags & IBV_SEND_INLINE)) {
+		c->refuse_left--;
+		return verbs_errno(c->refuse_ret);
+	}
 	return verbs_errno(ibv_post_send(c->id->qp, wr, &bad));
+}
+
+/* The provider would not post an inline send of `bytes` (err says why):
+ * from now on such messages go copied, and the first refusal is logged.
+ * False when err is not about inline: the post failed. */
+static bool inline_refused(struct rdmig_conn *c, const struct rdmig_msg *m, uint32_t bytes, int err)
+{
+	if (!rdmig__inline_post_refused(err))
+		return false;
+	if (!c->inline_refusals++)
+		rdmig__log(&c->opts, RDMIG_LOG_INFO,
+			   "%s refused an inline send of %u bytes (%s, granted %u): "
+			   "messages of %u bytes and more go copied",
+			   ibv_get_device_name(c->id->verbs->device), bytes, strerror(err),
+			   c->inl.granted, bytes);
+	c->inline_max = bytes - 1;
+	rdmig__log(&c->opts, RDMIG_LOG_DEBUG, "inline %s of %u bytes refused (%s): copied",
+		   rdmig_msg_type_name(m->type), bytes, strerror(err));
+	return true;
+}
+
+void rdmig__conn_refuse_inline(struct rdmig_conn *c, int ret, uint32_t count)
+{
+	c->refuse_ret = ret;
+	c->refuse_left = count;
+}
+
+uint32_t rdmig__conn_inline_refusals(const struct rdmig_conn *c)
+{
+	return c->inline_refusals;
+}
+
+uint32_t rdmig__conn_inline_max(const struct rdmig_conn *c)
+{
+	return c->inline_max;
 }
 
 /* Post one control message (no credit logic).  A copied send is signaled:
  * its completion frees the send buffer.  An inline send leaves nothing to
  * reclaim, so it goes unsignaled (no completion to generate and reap)
  * unless the queue is due a signaled WR; QEMU signals and waits for every
- * control send. */
+ * control send.  An inline post the provider refuses as such goes copied. */
 __attribute__((noinline)) /* kept whole: scripts/bench counts its instructions */
 static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 {
@@ -161,7 +205,7 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 	uint8_t buf[RDMIG_INLINE_REQUEST_MAX];
 	struct rdmig_header h = {.len = m->len, .type = m->type, .repeat = m->repeat};
 	uint32_t bytes = RDMIG_HEADER_SIZE + m->len;
-	bool inl = bytes <= c->inl.granted && bytes <= sizeof(buf);
+	bool inl = bytes <= c->inline_max && bytes <= sizeof(buf);
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = {.opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1};
 	bool signaled = true;
@@ -179,7 +223,10 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 		wr.send_flags = IBV_SEND_INLINE | (signaled ? IBV_SEND_SIGNALED : 0);
 		wr.wr_id = wrid_make(WRID_SEND_INLINE, 0, 0);
 		ret = post_send_wr(c, &wr);
-	} else {
+		if (ret && inline_refused(c, m, bytes, ret))
+			inl = false;
+	}
+	if (!inl) {
 		ret = copy_sge(c, &sge, buf, m);
 		if (ret)
 			return ret;

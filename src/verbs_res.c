@@ -127,6 +127,7 @@ static int create_qp(struct rdmig_conn *c)
 				   strerror(res.last_errno));
 	c->qp_created = true;
 	c->inl = res.info;
+	c->inline_max = res.info.granted;
 	rdmig__log(&c->opts, RDMIG_LOG_DEBUG,
 		   "%s: inline asked %u, granted %u after %u tries (written back %u)",
 		   ibv_get_device_name(c->id->verbs->device), res.info.asked, res.info.granted,

@@ -8,7 +8,8 @@
  * QP and context posts into fake_post_send below, which gathers the SGEs
  * as a provider that copies all of them would.  The tests look at the work
  * request itself: one SGE for an inline send, assembled outside the
- * registered buffer; the same bytes as the copied send.
+ * registered buffer; the same bytes as the copied send; and what happens
+ * when the provider (or the test hook) refuses an inline post.
  *
  * Run alone, "bench N" posts N 40-byte messages: callgrind counts the
  * instructions of post_control per message on the host.
@@ -17,6 +18,8 @@
 #include <stdlib.h>
 #include "check.h"
 #include "conn.h"
+#include "inline_ladder.h"
+#include "testhooks.h"
 #include "wire.h"
 
 /* What the fake provider saw, and what it answers. */
@@ -28,6 +31,8 @@ static struct {
 	uint32_t lkey;   /* sg_list[0] */
 	uint8_t wire[2048];
 	uint32_t len;    /* bytes gathered from every SGE */
+	int inline_ret;  /* returned for inline WRs (0: post them) */
+	int any_ret;     /* returned for every WR */
 } fake;
 
 static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
@@ -37,6 +42,10 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
 	fake.send_flags = wr->send_flags;
 	fake.addr = wr->num_sge ? wr->sg_list[0].addr : 0;
 	fake.lkey = wr->num_sge ? wr->sg_list[0].lkey : 0;
+	if (fake.any_ret || (fake.inline_ret && (wr->send_flags & IBV_SEND_INLINE))) {
+		*bad = wr;
+		return fake.any_ret ? fake.any_ret : fake.inline_ret;
+	}
 	fake.len = 0;
 	for (int i = 0; i < wr->num_sge; i++) {
 		const struct ibv_sge *s = &wr->sg_list[i];
@@ -88,7 +97,7 @@ static struct rdmig_conn *fake_conn(uint32_t granted)
 	if (!c->bufs || !c->sig_ring)
 		abort();
 	c->buf_mr = &env.mr;
-	c->inl.granted = granted;
+	c->inl.granted = c->inline_max = granted;
 	return c;
 }
 
@@ -208,6 +217,111 @@ TEST(inline_and_copied_are_the_same_bytes)
 	memcpy(copied, fake.wire, 40);
 	CHECK_MEM_EQ(inl, copied, 40);
 	free_conn(c);
+}
+
+/* The errors that mean "not as inline", positive or negative (cxgb4
+ * returns -EINVAL), send the message copied; from then on messages of
+ * that size go copied at once, smaller ones still inline. */
+TEST(refused_inline_goes_copied)
+{
+	static const int refusals[] = {EINVAL, -EINVAL, ENOMEM, -ENOMEM, EMSGSIZE, E2BIG,
+				       EOPNOTSUPP};
+
+	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+		struct rdmig_conn *c = fake_conn(RDMIG_INLINE_WANTED);
+		struct rdmig_msg reg = msg(RDMIG_MSG_REGISTER_REQUEST, RDMIG_REGISTER_SIZE);
+		struct rdmig_msg ready = msg(RDMIG_MSG_READY, 0);
+		uint8_t want[64];
+
+		rdmig__conn_refuse_inline(c, refusals[i], 1);
+		CHECK_OK(post(c, &reg));
+		CHECK_EQ(fake.calls, 1); /* the hook took the inline post */
+		CHECK(!(fake.send_flags & IBV_SEND_INLINE));
+		CHECK_EQ(fake.lkey, env.mr.lkey);
+		expect_wire(&reg, want);
+		CHECK_MEM_EQ(fake.wire, want, 40);
+		CHECK_EQ(rdmig__conn_inline_refusals(c), 1);
+		CHECK_EQ(rdmig__conn_inline_max(c), 39);
+		CHECK_EQ(c->counters.sent_copied[RDMIG_MSG_REGISTER_REQUEST], 1);
+		CHECK_EQ(c->counters.sent_inline[RDMIG_MSG_REGISTER_REQUEST], 0);
+		/* the next 40 bytes go copied without asking; 16 still inline */
+		rdmig__conn_refuse_inline(c, EINVAL, 1);
+		CHECK_OK(post(c, &reg));
+		CHECK(!(fake.send_flags & IBV_SEND_INLINE));
+		CHECK_EQ(rdmig__conn_inline_refusals(c), 1);
+		rdmig__conn_refuse_inline(c, 0, 0);
+		CHECK_OK(post(c, &ready));
+		CHECK(fake.send_flags & IBV_SEND_INLINE);
+		CHECK_EQ(fake.len, RDMIG_HEADER_SIZE);
+		free_conn(c);
+	}
+}
+
+/* The same when the provider itself refuses (two posts reach it). */
+TEST(provider_refusal_goes_copied)
+{
+	struct rdmig_conn *c = fake_conn(RDMIG_INLINE_WANTED);
+	struct rdmig_msg m = msg(RDMIG_MSG_REGISTER_RESULT, 16);
+	uint8_t want[64];
+
+	fake.inline_ret = EINVAL;
+	CHECK_OK(post(c, &m));
+	CHECK_EQ(fake.calls, 2);
+	CHECK(!(fake.send_flags & IBV_SEND_INLINE));
+	expect_wire(&m, want);
+	CHECK_EQ(fake.len, 32);
+	CHECK_MEM_EQ(fake.wire, want, 32);
+	CHECK_EQ(rdmig__conn_inline_max(c), 31);
+	free_conn(c);
+}
+
+/* Other errors stay errors: nothing is copied, nothing counted. */
+TEST(other_errors_stay_fatal)
+{
+	static const int errs[] = {EIO, -EIO, ENOTCONN, EFAULT};
+
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		struct rdmig_conn *c = fake_conn(RDMIG_INLINE_WANTED);
+		struct rdmig_msg m = msg(RDMIG_MSG_REGISTER_REQUEST, RDMIG_REGISTER_SIZE);
+		int ret;
+
+		rdmig__conn_refuse_inline(c, errs[i], 1);
+		ret = post(c, &m);
+		CHECK(ret < 0);
+		CHECK_EQ(fake.calls, 0);
+		CHECK_STR_CONTAINS(c->errmsg, "inline");
+		CHECK_EQ(rdmig__conn_inline_refusals(c), 0);
+		CHECK_EQ(rdmig__conn_inline_max(c), RDMIG_INLINE_WANTED);
+		CHECK_EQ(c->counters.sent[RDMIG_MSG_REGISTER_REQUEST], 0);
+		free_conn(c);
+	}
+}
+
+/* A QP that refuses everything (in error on rxe: EINVAL): the copied
+ * post's failure is the one reported. */
+TEST(copied_fallback_failure_is_reported)
+{
+	struct rdmig_conn *c = fake_conn(RDMIG_INLINE_WANTED);
+	struct rdmig_msg m = msg(RDMIG_MSG_REGISTER_REQUEST, RDMIG_REGISTER_SIZE);
+
+	fake.any_ret = EINVAL;
+	CHECK(post(c, &m) < 0);
+	CHECK_EQ(fake.calls, 2);
+	CHECK_STR_CONTAINS(c->errmsg, "copied");
+	CHECK_EQ(c->counters.sent[RDMIG_MSG_REGISTER_REQUEST], 0);
+	free_conn(c);
+}
+
+TEST(post_refusal_errnos)
+{
+	CHECK(rdmig__inline_post_refused(EINVAL));
+	CHECK(rdmig__inline_post_refused(ENOMEM));
+	CHECK(rdmig__inline_post_refused(EMSGSIZE));
+	CHECK(rdmig__inline_post_refused(EOPNOTSUPP));
+	CHECK(!rdmig__inline_post_refused(0));
+	CHECK(!rdmig__inline_post_refused(EIO));
+	CHECK(!rdmig__inline_post_refused(ENOTCONN));
+	CHECK(!rdmig__inline_post_refused(EAGAIN));
 }
 
 /* The QP asks for the one send SGE every post uses: a device with one
