@@ -3,16 +3,24 @@
  * channel.c - control messages and the READY credit flow.
  *
  * The send path is the reason rdmig exists: a message whose header plus
- * payload fits the QP's granted inline size is posted with IBV_SEND_INLINE
- * from two SGEs, one at a network-order header on the stack and one at the
- * caller's payload.  The provider copies both at post time, so there is no
- * memcpy of ours, no registered memory and no lkey.  Anything larger is
- * copied into SLOT_SEND and posted from there.  The receiver sees the same
- * bytes either way.
+ * payload fits the QP's granted inline size is assembled on the stack (the
+ * network-order header, then the payload: 40 bytes at most with the auto
+ * ladder) and posted with IBV_SEND_INLINE from that one SGE.  The provider
+ * copies it at post time, so there is no registered memory, no lkey and no
+ * DMA read of a buffer.  One SGE, not header and payload as two: some
+ * providers send only sg_list[0] of an inline send and say nothing (irdma
+ * before rdma-core v44).  Anything larger is copied into SLOT_SEND and
+ * posted from there; so is a message whose inline post the provider
+ * refuses as such (EINVAL, ENOMEM, EMSGSIZE...: inline_ladder.c), and every
+ * later message of its size or more.  The receiver sees the same bytes
+ * either way.
  */
 #include <errno.h>
 #include <string.h>
 #include "completion.h"
+#include "inline_ladder.h"
+#include "opts.h"
+#include "testhooks.h"
 #include "wrid.h"
 
 static bool recv_done(const struct rdmig_conn *c, const void *arg)
@@ -91,15 +99,18 @@ static int check_outgoing(struct rdmig_conn *c, const struct rdmig_msg *m)
 	return 0;
 }
 
-/* Fill sge[] for an inline send: header on the caller's stack, payload in
- * place.  Returns the SGE count. */
-static int inline_sges(struct ibv_sge sge[2], const uint8_t *hdr, const struct rdmig_msg *m)
+/* Assemble an inline send in buf, which holds the encoded header and has
+ * room for 16 + m->len bytes: the payload goes right after the header, so
+ * the send is one SGE.  Some providers copy only sg_list[0] of an inline
+ * send (irdma before rdma-core v44) and the post still succeeds; with one
+ * SGE there is nothing they can leave out.  buf is on the caller's stack:
+ * an inline SGE is copied at post time, needs no lkey and no registered
+ * memory, and the device never reads it with DMA. */
+static void inline_sge(struct ibv_sge *sge, uint8_t *buf, const struct rdmig_msg *m)
 {
-	sge[0] = (struct ibv_sge){.addr = (uintptr_t)hdr, .length = RDMIG_HEADER_SIZE};
-	if (!m->len)
-		return 1;
-	sge[1] = (struct ibv_sge){.addr = (uintptr_t)m->payload, .length = m->len};
-	return 2;
+	if (m->len)
+		memcpy(buf + RDMIG_HEADER_SIZE, m->payload, m->len);
+	*sge = (struct ibv_sge){.addr = (uintptr_t)buf, .length = RDMIG_HEADER_SIZE + m->len};
 }
 
 /* Copy header + payload into SLOT_SEND, once its previous send completed. */
@@ -134,20 +145,72 @@ static void count_sent(struct rdmig_conn *c, uint32_t type, bool inl, uint32_t b
 	}
 }
 
+/* ibv_post_send, its return normalised to 0 or a positive errno (some
+ * providers return -errno), and the tests' refusal of inline posts.
+ * Inlined in both of post_control's calls: as a call it cost 11
+ * instructions a message (callgrind, test_post_inline bench). */
+__attribute__((always_inline))
+static inline int post_send_wr(struct rdmig_conn *c, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+
+	if (c->refuse_left && (wr->send_flags & IBV_SEND_INLINE)) {
+		c->refuse_left--;
+		return verbs_errno(c->refuse_ret);
+	}
+	return verbs_errno(ibv_post_send(c->id->qp, wr, &bad));
+}
+
+/* The provider would not post an inline send of `bytes` (err says why):
+ * from now on such messages go copied, and the first refusal is logged.
+ * False when err is not about inline: the post failed. */
+static bool inline_refused(struct rdmig_conn *c, const struct rdmig_msg *m, uint32_t bytes, int err)
+{
+	if (!rdmig__inline_post_refused(err))
+		return false;
+	if (!c->inline_refusals++)
+		rdmig__log(&c->opts, RDMIG_LOG_INFO,
+			   "%s refused an inline send of %u bytes (%s, granted %u): "
+			   "messages of %u bytes and more go copied",
+			   ibv_get_device_name(c->id->verbs->device), bytes, strerror(err),
+			   c->inl.granted, bytes);
+	c->inline_max = bytes - 1;
+	rdmig__log(&c->opts, RDMIG_LOG_DEBUG, "inline %s of %u bytes refused (%s): copied",
+		   rdmig_msg_type_name(m->type), bytes, strerror(err));
+	return true;
+}
+
+void rdmig__conn_refuse_inline(struct rdmig_conn *c, int ret, uint32_t count)
+{
+	c->refuse_ret = ret;
+	c->refuse_left = count;
+}
+
+uint32_t rdmig__conn_inline_refusals(const struct rdmig_conn *c)
+{
+	return c->inline_refusals;
+}
+
+uint32_t rdmig__conn_inline_max(const struct rdmig_conn *c)
+{
+	return c->inline_max;
+}
+
 /* Post one control message (no credit logic).  A copied send is signaled:
  * its completion frees the send buffer.  An inline send leaves nothing to
  * reclaim, so it goes unsignaled (no completion to generate and reap)
  * unless the queue is due a signaled WR; QEMU signals and waits for every
- * control send. */
+ * control send.  An inline post the provider refuses as such goes copied. */
 __attribute__((noinline)) /* kept whole: scripts/bench counts its instructions */
 static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 {
-	uint8_t hdr[RDMIG_HEADER_SIZE];
+	/* the header, then (inline) the payload */
+	uint8_t buf[RDMIG_INLINE_REQUEST_MAX];
 	struct rdmig_header h = {.len = m->len, .type = m->type, .repeat = m->repeat};
 	uint32_t bytes = RDMIG_HEADER_SIZE + m->len;
-	bool inl = bytes <= c->inl.granted;
-	struct ibv_sge sge[2];
-	struct ibv_send_wr wr = {.opcode = IBV_WR_SEND, .sg_list = sge}, *bad;
+	bool inl = bytes <= c->inline_max && bytes <= sizeof(buf);
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {.opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1};
 	bool signaled = true;
 	uint64_t seq;
 	int ret = check_outgoing(c, m);
@@ -156,21 +219,25 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 		ret = rdmig__conn_sq_wait_room(c);
 	if (ret)
 		return ret;
-	rdmig_encode_header(&h, hdr);
+	rdmig_encode_header(&h, buf);
 	if (inl) {
 		signaled = c->signal_next || rdmig__conn_sq_signal_due(c);
-		wr.num_sge = inline_sges(sge, hdr, m);
+		inline_sge(&sge, buf, m);
 		wr.send_flags = IBV_SEND_INLINE | (signaled ? IBV_SEND_SIGNALED : 0);
 		wr.wr_id = wrid_make(WRID_SEND_INLINE, 0, 0);
-	} else {
-		ret = copy_sge(c, sge, hdr, m);
+		ret = post_send_wr(c, &wr);
+		if (ret && inline_refused(c, m, bytes, ret))
+			inl = false;
+	}
+	if (!inl) {
+		ret = copy_sge(c, &sge, buf, m);
 		if (ret)
 			return ret;
-		wr.num_sge = 1;
+		signaled = true;
 		wr.send_flags = IBV_SEND_SIGNALED;
 		wr.wr_id = wrid_make(WRID_SEND_COPY, 0, 0);
+		ret = post_send_wr(c, &wr);
 	}
-	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (%s, %u bytes, %s): %s%s",
 				   rdmig_msg_type_name(m->type), bytes, inl ? "inline" : "copied",

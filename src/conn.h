@@ -62,6 +62,15 @@ struct rdmig_conn {
 	struct ibv_mr *buf_mr;
 	bool qp_created;
 	struct rdmig_inline_info inl;
+	/* The most an inline send may carry (header + payload): inl.granted,
+	 * lowered below a message the provider refused to post inline
+	 * (channel.c), so that such messages go copied from then on. */
+	uint32_t inline_max;
+	uint32_t inline_refusals; /* inline posts refused, then copied */
+	/* tests (testhooks.h): the next refuse_left inline posts return
+	 * refuse_ret, as a provider's post_send would, without posting */
+	int refuse_ret;
+	uint32_t refuse_left;
 
 	/* negotiated capabilities */
 	struct rdmig_caps caps;

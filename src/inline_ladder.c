@@ -26,6 +26,29 @@ int rdmig__inline_ladder_errno_is_inline(int err)
 	return err == EINVAL || err == ENOMEM || err == EOPNOTSUPP;
 }
 
+/*
+ * What providers return for an inline send they will not take: EINVAL
+ * (rxe, siw, erdma, cxgb4 as -EINVAL: too long, or inline unsupported),
+ * ENOMEM (mlx5: the WQE would not fit; the caller only posts with room in
+ * the queue, so not a full one), EMSGSIZE, E2BIG, EOPNOTSUPP.  Anything
+ * else (EIO, ENOTCONN, EFAULT...) is not about inline and stays an error.
+ * A QP in the error state also answers EINVAL on some providers: then the
+ * copied post fails too, and that failure is reported.
+ */
+int rdmig__inline_post_refused(int err)
+{
+	switch (err) {
+	case EINVAL:
+	case ENOMEM:
+	case EMSGSIZE:
+	case E2BIG:
+	case EOPNOTSUPP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* One creation attempt.  Attributes are rebuilt from base every time
  * because rdma_create_qp writes them back even when it fails. */
 static int ladder_try(struct ladder *l, uint32_t request)

@@ -56,4 +56,8 @@ int rdmig__inline_ladder_run(int request, const struct ibv_qp_init_attr *base,
 /* True when a create failure can be caused by the inline request. */
 int rdmig__inline_ladder_errno_is_inline(int err);
 
+/* True when a refused inline post (err: a positive errno, normalised with
+ * verbs_errno) means "not as inline": the message can go copied. */
+int rdmig__inline_post_refused(int err);
+
 #endif

@@ -44,9 +44,6 @@ void rdmig_opts_init_sized(struct rdmig_opts *opts, size_t size)
 	opts->size = caller_size;
 }
 
-/* The largest inline request we pass to a provider (mlx4's ceiling). */
-#define RDMIG_INLINE_REQUEST_MAX 1024
-
 int rdmig__opts_copy(struct rdmig_opts *dst, const struct rdmig_opts *src, char *errmsg)
 {
 	struct rdmig_opts defaults, o;

@@ -6,6 +6,11 @@
 #include <stdbool.h>
 #include "rdmig.h"
 
+/* The largest inline request we pass to a provider (mlx4's ceiling): so
+ * also the most an inline send carries (channel.c assembles it on the
+ * stack). */
+#define RDMIG_INLINE_REQUEST_MAX 1024
+
 /* Whether fd (rdmig_opts.cancel_fd; -1: none) says cancel: readable,
  * hung up or invalid.  One poll(2) that does not sleep. */
 bool rdmig__cancel_fd_ready(int fd);

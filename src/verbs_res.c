@@ -52,8 +52,11 @@ void rdmig__conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_w
 	attr->recv_cq = recv_cq;
 	attr->cap.max_send_wr = max_send_wr;
 	attr->cap.max_recv_wr = CONN_MAX_RECV_WR;
-	/* Two SGEs: an inline send points at the header and at the payload. */
-	attr->cap.max_send_sge = 2;
+	/* One SGE is all any send needs: an inline send is assembled on the
+	 * stack (channel.c), a copied one in the send slot, and an RDMA WRITE
+	 * has one block.  Asking for more would only refuse inline on a device
+	 * with one send SGE, and make every WQE bigger on some (mlx5). */
+	attr->cap.max_send_sge = 1;
 	attr->cap.max_recv_sge = 1;
 	/* We choose per send which WRs are signaled. */
 	attr->sq_sig_all = 0;
@@ -124,6 +127,7 @@ static int create_qp(struct rdmig_conn *c)
 				   strerror(res.last_errno));
 	c->qp_created = true;
 	c->inl = res.info;
+	c->inline_max = res.info.granted;
 	rdmig__log(&c->opts, RDMIG_LOG_DEBUG,
 		   "%s: inline asked %u, granted %u after %u tries (written back %u)",
 		   ibv_get_device_name(c->id->verbs->device), res.info.asked, res.info.granted,

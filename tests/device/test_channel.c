@@ -184,6 +184,78 @@ DEVICE_TEST(every_message_type_inline_off)
 	run_script(dev, 0);
 }
 
+/* ------------------------------- inline posts the provider refuses -- */
+
+/* The destination's first inline post (a READY) is refused as a provider
+ * that does not take inline would (EMSGSIZE): it and every later message
+ * go copied, and the source sees every byte as sent. */
+static void dest_script_refused(struct rdmig_conn *c, void *arg)
+{
+	struct rdmig_counters k = {.size = sizeof(k)};
+	struct rdmig_msg m;
+
+	rdmig__conn_refuse_inline(c, EMSGSIZE, 1);
+	for (size_t i = 0; i < SCRIPT_STEPS; i++) {
+		const struct step *s = &script[i];
+		CHECK_OK(rdmig_recv(c, RDMIG_MSG_NONE, &m));
+		check_wire_bytes(&m, s->type, s->repeat, s->len, s->seed);
+		if (check_failed)
+			return;
+		if (s->reply_type)
+			CHECK_OK(reply_step(c, s));
+	}
+	CHECK_EQ(rdmig_recv(c, RDMIG_MSG_NONE, &m), RDMIG_EPEER);
+	rdmig_conn_counters(c, &k);
+	CHECK_EQ(rdmig__conn_inline_refusals(c), 1);
+	CHECK_EQ(rdmig__conn_inline_max(c), RDMIG_HEADER_SIZE - 1);
+	CHECK_EQ(total(k.sent_inline), 0);
+	CHECK_EQ(k.sent_copied[RDMIG_MSG_READY], SCRIPT_STEPS + 1);
+	CHECK_EQ(k.sent_copied[RDMIG_MSG_REGISTER_RESULT], 2);
+}
+
+/* The source's first inline post (a 36-byte QEMU_FILE) is refused with
+ * -EINVAL, as cxgb4 returns it: that message and the 40-byte ones after
+ * it go copied, the 16-byte RAM_BLOCKS_REQUEST still inline, and the
+ * destination checks every byte. */
+DEVICE_TEST(refused_inline_posts_go_copied)
+{
+	struct pair p = {.dev = dev, .dest = dest_script_refused};
+	struct rdmig_opts o;
+	struct rdmig_conn *c = NULL;
+	struct rdmig_counters k = {.size = sizeof(k)};
+
+	test_opts(&o);
+	test_opts(&p.dest_opts);
+	CHECK_OK(pair_start(&p));
+	CHECK_OK(test_connect(&p, &o, &c));
+	rdmig__conn_refuse_inline(c, -EINVAL, 1);
+	for (size_t i = 0; i < SCRIPT_STEPS; i++) {
+		const struct step *s = &script[i];
+		uint8_t *pl = payload_for(s->len, s->seed);
+		struct rdmig_msg msg = {s->type, s->repeat, s->len, pl}, reply;
+		int ret = s->reply_type ? rdmig_request(c, &msg, s->reply_type, &reply)
+					: rdmig_send(c, &msg);
+		free(pl);
+		CHECK_OK(ret);
+		if (s->reply_type)
+			check_wire_bytes(&reply, s->reply_type, s->reply_repeat, s->reply_len,
+					 s->reply_seed);
+		if (check_failed)
+			return;
+	}
+	rdmig_conn_counters(c, &k);
+	CHECK_EQ(rdmig__conn_inline_refusals(c), 1);
+	CHECK_EQ(rdmig__conn_inline_max(c), RDMIG_HEADER_SIZE + 20 - 1);
+	CHECK_EQ(k.sent_copied[RDMIG_MSG_QEMU_FILE], 2);
+	CHECK_EQ(k.sent_inline[RDMIG_MSG_RAM_BLOCKS_REQUEST], 1);
+	CHECK_EQ(k.sent_copied[RDMIG_MSG_COMPRESS], 1);
+	CHECK_EQ(k.sent_copied[RDMIG_MSG_REGISTER_REQUEST], 2);
+	CHECK_EQ(k.sent_inline[RDMIG_MSG_REGISTER_FINISHED], 1);
+	CHECK_OK(rdmig_send_error(c));
+	rdmig_conn_destroy(c);
+	CHECK_OK(pair_finish(&p, 60));
+}
+
 /* ------------------------------------------------ the ladder, for real -- */
 
 static void dest_two_stream_chunks(struct rdmig_conn *c, void *arg)

@@ -30,6 +30,12 @@
 #                 ibv_post_send, after granting inline data at QP
 #                 creation): each side falls back to copying once, turns
 #                 inline off for the connection, and the migration completes
+#     postfail_neg  the same, the shim returning -EINVAL as cxgb4 does
+#     postfail_eio  the shim returns EIO for inline posts: not an inline
+#                 refusal, so no fallback, and the migration fails
+#     sge0        patched -> patched, both under tests/shim/inline_sge0.c
+#                 (only sg_list[0] of an inline send goes out, as irdma
+#                 before rdma-core v44): one-SGE inline sends arrive whole
 #     ladder      a device (an LD_PRELOAD shim) that refuses more than 20
 #                 bytes of inline data: the ladder ends at 16
 #     live        patched -> patched with a running guest (dirtier.S) that
@@ -74,7 +80,8 @@ MEM_MIB=64
 device_ip "$DEVICE" interop
 case $MODE in
 all | dynamic | pin_all | to_stock | from_stock | to_stock_pin_all | from_stock_pin_all | \
-	to_11 | from_11 | to_11_pin_all | from_11_pin_all | off | ladder | postfail | live) ;;
+	to_11 | from_11 | to_11_pin_all | from_11_pin_all | off | ladder | postfail | postfail_neg | \
+	postfail_eio | sge0 | live) ;;
 *) echo "FAIL - unknown mode '$MODE'"; exit 1 ;;
 esac
 
@@ -339,7 +346,18 @@ build_postfail_shim() {
 #include <errno.h>
 #include <rdma/rdma_cma.h>
 
+#include <stdlib.h>
+
 static int (*real_post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
+
+/* what post_send returns for an inline WR: POSTFAIL_RET (cxgb4 returns
+ * -EINVAL), EINVAL by default */
+static int refusal(void)
+{
+	const char *r = getenv("POSTFAIL_RET");
+
+	return r && *r ? atoi(r) : EINVAL;
+}
 
 static int refuse_inline(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
@@ -348,7 +366,7 @@ static int refuse_inline(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
 	for (w = wr; w; w = w->next) {
 		if (w->send_flags & IBV_SEND_INLINE) {
 			*bad = w;
-			return EINVAL;
+			return refusal();
 		}
 	}
 	return real_post_send(qp, wr, bad);
@@ -374,11 +392,17 @@ SHIM
 	[ -f "$WORK/postfail.so" ]
 }
 
+# mode_postfail [RET]: the shim's post_send returns RET (default EINVAL;
+# -22 is cxgb4's -EINVAL) for every inline WR: a "not inline" error, so
+# each side warns once, copies that message and every later one
 mode_postfail() {
-	local tag=postfail-$DEVICE side n_in n_fail
+	local ret=${1:-22} tag=postfail-$DEVICE side n_in n_fail
+	[ "$ret" = 22 ] || tag=postfail$ret-$DEVICE
 	check "the shim that rejects inline posts builds (cc)" build_postfail_shim || return
-	shimmed_pair "$tag" "$WORK/postfail.so" "every inline post rejected" || return
+	POSTFAIL_RET=$ret shimmed_pair "$tag" "$WORK/postfail.so" "every inline post rejected ($ret)" || return
 	for side in src dst; do
+		check "$tag: the $side warned once that the device refused an inline send" \
+			test "$(grep -c 'refused to send a control message inline' "$WORK/$tag.$side.log")" = 1
 		n_in=$(count "$tag.$side" 'qemu_rdma_post_send_control_inline ')
 		n_fail=$(count "$tag.$side" 'qemu_rdma_post_send_control_inline_failed ')
 		echo "# $tag $side: $(alloc_line "$tag.$side"); inline $n_in, fell back $n_fail, copied [$(by_type "$tag.$side" copied)]"
@@ -389,6 +413,39 @@ mode_postfail() {
 		check "$tag: the $side copied its control messages after the fallback" \
 			test "$(count "$tag.$side" 'qemu_rdma_post_send_control_copy ')" -gt 0
 	done
+	rm -f "$WORK/$tag".*.ram
+}
+
+# postfail_eio: the shim's post_send returns EIO for inline WRs, an error
+# that is not about inline: no fallback, the migration fails
+mode_postfail_eio() {
+	local tag=postfail-eio-$DEVICE
+	check "the shim that rejects inline posts builds (cc)" build_postfail_shim || return
+	POSTFAIL_RET=5 PRELOAD=$WORK/postfail.so migrate_pair "$tag" "$PATCHED" "$PATCHED" dynamic on
+	check "$tag: an inline post failing with EIO fails the migration ($(json_str "$WORK/$tag.migrate.json" status), destination ${DST:-none})" \
+		test "$(json_str "$WORK/$tag.migrate.json" status)" = failed -a "$DST" != completed
+	check "$tag: a side traced the failed inline post (errno 5)" \
+		grep -q 'could not be posted inline: errno 5$' "$WORK/$tag.src.trace" "$WORK/$tag.dst.trace"
+	check "$tag: no side fell back to copying (no warning)" \
+		test "$(cat "$WORK/$tag.src.log" "$WORK/$tag.dst.log" | grep -c 'refused to send a control message inline')" = 0
+	rm -f "$WORK/$tag".*.ram
+}
+
+# sge0: both sides under tests/shim/inline_sge0.c, which sends only
+# sg_list[0] of an inline send, as irdma before rdma-core v44: the series
+# posts one SGE, so every byte arrives and inline sends go on
+mode_sge0() {
+	local tag=sge0-$DEVICE side
+	check "the inline_sge0 shim builds (cc)" \
+		cc -shared -fPIC -o "$WORK/sge0.so" "$HERE/../shim/inline_sge0.c" -ldl -lpthread
+	INLINE_SGE0_REPORT=$WORK/sge0.report shimmed_pair "$tag" "$WORK/sge0.so" "only sg_list[0] of inline sends" || return
+	echo "# $tag shim: $(tr '\n' ' ' <"$WORK/sge0.report")"
+	check "$tag: the shim saw inline sends in both QEMUs and cut none" \
+		test "$(grep -c '^inline_sends=[1-9][0-9]* cut=0$' "$WORK/sge0.report")" = 2
+	check "$tag: REGISTER REQUEST (40 bytes) went inline ($(count "$tag.src" 'REGISTER REQUEST, 40 bytes inline'))" \
+		test "$(count "$tag.src" 'REGISTER REQUEST, 40 bytes inline')" -gt 0
+	check "$tag: REGISTER RESULT (32 bytes) went inline ($(count "$tag.dst" 'REGISTER RESULT, 32 bytes inline'))" \
+		test "$(count "$tag.dst" 'REGISTER RESULT, 32 bytes inline')" -gt 0
 	rm -f "$WORK/$tag".*.ram
 }
 
@@ -458,6 +515,9 @@ want from_11 && MACHINE=pc-i440fx-10.2 run "qemu11p-$DEVICE" stock11 patched dyn
 want to_11_pin_all && MACHINE=pc-i440fx-10.2 run "p2qemu11-pin-all-$DEVICE" patched stock11 pin_all on
 want from_11_pin_all && MACHINE=pc-i440fx-10.2 run "qemu11p-pin-all-$DEVICE" stock11 patched pin_all on
 want postfail && mode_postfail
+want postfail_neg && mode_postfail -22
+want postfail_eio && mode_postfail_eio
+want sge0 && mode_sge0
 want ladder && mode_ladder
 want live && mode_live
 finish
