@@ -238,6 +238,35 @@ else
 	bad "recv --qemu --source-qmp: python3 is missing (the stand-in QMP server)"
 fi
 
+# rdmig help [COMMAND [MODE]]: the help asked for, exit 0
+run 0 help && { has "help [COMMAND]" && has "recv --serve" && ok "rdmig help: the commands" ||
+	bad "rdmig help: not the list of commands"; }
+for c in send recv probe ping pong; do
+	run 0 help "$c" && { has "usage: rdmig $c" && ok "rdmig help $c: its help" || bad "rdmig help $c"; }
+done
+run 0 help recv --serve && { has "--max-sources" && ok "rdmig help recv --serve: the mode's help" ||
+	bad "rdmig help recv --serve: not the serve help"; }
+run 0 help send --qemu-replay && { has "--qemu-replay DIR" && ok "rdmig help send --qemu-replay" ||
+	bad "rdmig help send --qemu-replay"; }
+usage_error help no-such-command
+usage_error help recv --bogus
+usage_error help recv --serve extra
+# two modes at once: said as such, not as an unknown option
+usage_error recv --serve --qemu --listen :4444 --out /nonexistent-rdmig-dir
+has "--serve and --qemu cannot be combined" && ok "recv --serve --qemu: the two modes named" ||
+	bad "recv --serve --qemu: not said that they cannot be combined"
+# recv --serve --progress json|human: accepted (one option set for both
+# modes) but a note says it shows nothing; none and auto say nothing
+"$RDMIG" recv --serve --listen 127.0.0.1:9 --out /nonexistent-rdmig-dir/x --progress json \
+	--timeout 1 >/dev/null 2>"$OUT"
+has "rdmig: recv --serve: note: --progress json shows nothing in serve mode" &&
+	ok "recv --serve --progress json: a note says it shows nothing" ||
+	bad "recv --serve --progress json: no note"
+"$RDMIG" recv --serve --listen 127.0.0.1:9 --out /nonexistent-rdmig-dir/x --progress none \
+	--timeout 1 >/dev/null 2>"$OUT"
+! has "note: --progress" && ok "recv --serve --progress none: no note" ||
+	bad "recv --serve --progress none: a note"
+
 # The host's RDMA devices decide which checks can run: the no-device ones
 # are their own ctest case (cli.no_device: test_cli.sh RDMIG VERSION
 # no-device), skipped (77) where devices exist.
