@@ -53,6 +53,11 @@ mc 0 --help
 for c in probe ping pong send recv; do
 	mc 0 "$c" --help
 done
+mc 0 help
+mc 0 help recv --serve
+mc 2 help no-such-command
+mc 2 help recv --bogus
+mc 2 recv --serve --qemu --listen :4444 --out "$NOOUT"
 # probe
 mc 2 probe --bogus
 mc 2 probe --inline 2000
