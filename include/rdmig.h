@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * rdmig.h - the whole public API of librdmig.
+ * rdmig.h - librdmig's engine: connections, control messages, the
+ * migration engine, probing, errors.  The image-set layer is in
+ * <rdmig/images.h>; librdmig-stream's API in <rdmig/qemu.h> and
+ * <rdmig/imgstream.h> (librdmig(3)).
  *
  * librdmig speaks version 1 of QEMU's RDMA live-migration wire protocol over
  * real verbs (libibverbs + librdmacm).  Small control messages are posted

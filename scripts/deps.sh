@@ -6,6 +6,27 @@
 RDMIG_BUILD_PKGS="gcc make cmake pkg-config libibverbs-dev librdmacm-dev libjson-c-dev libxxhash-dev libssl-dev clang valgrind strace
 	scdoc"
 
+# How long an install waits for another apt or dpkg (an engineer's, the
+# daily upgrade) to let go of the dpkg lock before it fails.
+RDMIG_APT_LOCK_TIMEOUT=${RDMIG_APT_LOCK_TIMEOUT:-300}
+
+# rdmig_apt_install PKG...: apt-get update, then install PKG, waiting up to
+# RDMIG_APT_LOCK_TIMEOUT seconds for the dpkg lock (as root).
+rdmig_apt_install() {
+	local log
+	log=$(mktemp /tmp/rdmig-apt.XXXXXX)
+	echo "installing: $* (waiting up to ${RDMIG_APT_LOCK_TIMEOUT}s for the dpkg lock if it is held)" >&2
+	apt-get -o DPkg::Lock::Timeout="$RDMIG_APT_LOCK_TIMEOUT" update -qq >"$log" 2>&1 ||
+		echo "apt-get update failed; trying anyway" >&2
+	if ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout="$RDMIG_APT_LOCK_TIMEOUT" \
+		install -y -q --no-install-recommends "$@" >>"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		rm -f "$log"
+		return 1
+	fi
+	rm -f "$log"
+}
+
 rdmig_install_deps() {
 	local missing=() p
 	for p in $RDMIG_BUILD_PKGS; do
@@ -16,10 +37,7 @@ rdmig_install_deps() {
 		echo "missing packages: ${missing[*]} (run as root, or apt-get install them)" >&2
 		return 1
 	fi
-	echo "installing: ${missing[*]}" >&2
-	apt-get update -qq >/dev/null 2>&1 || echo "apt-get update failed; trying anyway" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" \
-		>/tmp/rdmig-apt.log 2>&1 || { tail -n 20 /tmp/rdmig-apt.log >&2; return 1; }
+	rdmig_apt_install "${missing[@]}"
 }
 
 # rdmig_build DIR [cmake options...]: configure once, then build.

@@ -15,12 +15,14 @@
 
 #define CASE_TIMEOUT_S 300
 
+/* A case's outcome: 0 passed, 1 failed, CHECK_SKIP_STATUS skipped. */
 static int run_in_process(const struct check_case *c)
 {
 	check_failed = 0;
+	check_skipped = 0;
 	c->fn();
 	fflush(NULL);
-	return check_failed;
+	return check_failed ? 1 : check_skipped ? CHECK_SKIP_STATUS : 0;
 }
 
 static int run_forked(const struct check_case *c)
@@ -45,6 +47,8 @@ static int run_forked(const struct check_case *c)
 			WTERMSIG(status) == SIGALRM ? " (timeout)" : "");
 		return 1;
 	}
+	if (WEXITSTATUS(status) == CHECK_SKIP_STATUS)
+		return CHECK_SKIP_STATUS;
 	return WEXITSTATUS(status) != 0;
 }
 
@@ -71,9 +75,15 @@ static int is_wanted(const struct check_case *c, int argc, char **argv)
 
 int check_run(int argc, char **argv)
 {
-	int failed = 0, ran = 0;
+	int failed = 0, skipped = 0, ran = 0;
 	int nofork = getenv("RDMIG_TEST_NOFORK") != NULL;
 
+	if (check_cases_dropped) {
+		fprintf(stderr, "%d test cases registered, more than CHECK_MAX_CASES (%d): raise it "
+				"in tests/check.h or split the file\n",
+			check_case_count + check_cases_dropped, CHECK_MAX_CASES);
+		return 2;
+	}
 	for (int i = 0; i < check_case_count; i++) {
 		const struct check_case *c = &check_cases[i];
 		int f;
@@ -81,15 +91,16 @@ int check_run(int argc, char **argv)
 		if (!is_wanted(c, argc, argv))
 			continue;
 		f = nofork ? run_in_process(c) : run_forked(c);
-		printf("%s %s\n", f ? "FAIL" : "ok  ", c->name);
+		printf("%s %s\n", f == CHECK_SKIP_STATUS ? "skip" : f ? "FAIL" : "ok  ", c->name);
 		fflush(stdout);
-		failed += f;
+		failed += f == 1;
+		skipped += f == CHECK_SKIP_STATUS;
 		ran++;
 	}
 	if (ran == 0) {
 		fprintf(stderr, "no test case matched\n");
 		return 2;
 	}
-	printf("%d passed, %d failed\n", ran - failed, failed);
-	return failed ? 1 : 0;
+	printf("%d passed, %d failed, %d skipped\n", ran - failed - skipped, failed, skipped);
+	return failed ? 1 : skipped == ran ? CHECK_SKIP_STATUS : 0;
 }

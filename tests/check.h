@@ -6,7 +6,10 @@
  * CHECK_MAIN().  Run without arguments it runs every case; with a case name
  * it runs that one (ctest registers each case separately, see
  * tests/CMakeLists.txt).  A failed CHECK prints both values and the place,
- * and ends the case.
+ * and ends the case.  CHECK_SKIP(reason) ends a case that cannot run here
+ * as a skip: counted as one, never as a pass, and the runner exits with
+ * CHECK_SKIP_STATUS when every case it ran was skipped (ctest's
+ * SKIP_RETURN_CODE).  A case that must run fails instead of skipping.
  */
 #ifndef RDMIG_CHECK_H
 #define RDMIG_CHECK_H
@@ -23,9 +26,14 @@ struct check_case {
 };
 
 #define CHECK_MAX_CASES 256
+/* The exit status of a skipped case (automake's, ctest's SKIP_RETURN_CODE). */
+#define CHECK_SKIP_STATUS 77
 extern struct check_case check_cases[CHECK_MAX_CASES];
 extern int check_case_count;
 extern int check_failed;
+extern int check_skipped;
+/* cases that did not fit in check_cases: the runner fails on any */
+extern int check_cases_dropped;
 
 #define TEST(name)                                                                                 \
 	static void test_##name(void);                                                             \
@@ -33,8 +41,20 @@ extern int check_failed;
 	{                                                                                          \
 		if (check_case_count < CHECK_MAX_CASES)                                            \
 			check_cases[check_case_count++] = (struct check_case){#name, test_##name}; \
+		else                                                                               \
+			check_cases_dropped++;                                                     \
 	}                                                                                          \
 	static void test_##name(void)
+
+/* End the case as skipped, saying why (printf-style). */
+#define CHECK_SKIP(...)                                                                            \
+	do {                                                                                       \
+		fprintf(stderr, "%s:%d: skip: ", __FILE__, __LINE__);                              \
+		fprintf(stderr, __VA_ARGS__);                                                      \
+		fputc('\n', stderr);                                                               \
+		check_skipped = 1;                                                                 \
+		return;                                                                            \
+	} while (0)
 
 #define CHECK_FAIL_AT(...)                                                                         \
 	do {                                                                                       \
@@ -89,6 +109,8 @@ int check_run(int argc, char **argv);
 	struct check_case check_cases[CHECK_MAX_CASES];                                            \
 	int check_case_count;                                                                      \
 	int check_failed;                                                                          \
+	int check_skipped;                                                                         \
+	int check_cases_dropped;                                                                   \
 	int main(int argc, char **argv)                                                            \
 	{                                                                                          \
 		return check_run(argc, argv);                                                      \

@@ -43,7 +43,7 @@ static void usage(FILE *f, const char *cmd)
 		   "  -h, --help      this help\n");
 }
 
-/* 0, 1 (help shown) or 2 (a usage error, said). */
+/* Fills *a from scratch: 0, 1 (help shown) or 2 (a usage error, said). */
 static int parse_args(int argc, char **argv, const char *cmd, struct ping_args *a)
 {
 	bool ping = !strcmp(cmd, "ping");
@@ -61,8 +61,10 @@ static int parse_args(int argc, char **argv, const char *cmd, struct ping_args *
 	long v;
 	int c;
 
+	/* Every field starts known: the caller's struct is uninitialised
+	 * stack, and --json and --to/--listen are only set when given. */
+	*a = (struct ping_args){.count = 1000};
 	rdmig_opts_init(&a->opts);
-	a->count = 1000;
 	if (cli_wants_help(argc, argv)) {
 		usage(stdout, cmd);
 		return 1;

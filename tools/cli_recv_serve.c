@@ -164,7 +164,15 @@ static int parse_serve_args(int argc, char **argv, struct serve *sv)
 		if (c != 'V' && r)
 			return r;
 	}
-	return recv_args_finish(&sv->a, argc, argv);
+	if ((r = recv_args_finish(&sv->a, argc, argv)))
+		return r;
+	/* accepted, so that one set of options (the systemd unit's) serves
+	 * both modes, but said: it would be a surprise that it shows nothing */
+	if (sv->a.m.progress == MIG_PROGRESS_HUMAN || sv->a.m.progress == MIG_PROGRESS_JSON)
+		fprintf(stderr, "rdmig: recv --serve: note: --progress %s shows nothing in serve "
+				"mode; each source gets its line when it ends\n",
+			sv->a.m.progress == MIG_PROGRESS_JSON ? "json" : "human");
+	return 0;
 }
 
 /* The defaults of the totals, once --out is open. */

@@ -51,6 +51,7 @@ static void usage(FILE *f)
 		snprintf(name, sizeof(name), "%s %s", modes[i].command, modes[i].flag);
 		fprintf(f, "  %-18s %s\n", name, modes[i].summary);
 	}
+	fprintf(f, "  %-18s %s\n", "help [COMMAND]", "this help, or COMMAND's (as COMMAND --help)");
 	fprintf(f, "  %-18s %s\n", "version", "print the version (also --version, -V)");
 	fprintf(f, "\nman rdmig for every option, exit status and example; man rdmig-json for\n"
 		   "the objects --json prints.\n");
@@ -63,17 +64,69 @@ static bool is_flag(const char *arg, const char *flag)
 	return !strncmp(arg, flag, n) && (arg[n] == '\0' || arg[n] == '=');
 }
 
-/* The command's run function, or its mode's when an argument asks for one. */
+/* The command's run function, or its mode's when an argument asks for
+ * one; NULL (said, a usage error) when the arguments ask for two modes. */
 static int (*command_run(const struct command *c, int argc, char **argv))(int, char **)
 {
+	const struct mode *found = NULL;
+
 	for (size_t m = 0; m < NMODES; m++) {
 		if (strcmp(modes[m].command, c->name))
 			continue;
-		for (int a = 1; a < argc && strcmp(argv[a], "--"); a++)
-			if (is_flag(argv[a], modes[m].flag))
-				return modes[m].run;
+		for (int a = 1; a < argc && strcmp(argv[a], "--"); a++) {
+			if (!is_flag(argv[a], modes[m].flag))
+				continue;
+			if (found && found != &modes[m]) {
+				fprintf(stderr, "rdmig: %s: %s and %s cannot be combined: they are "
+						"different modes (see rdmig %s --help)\n",
+					c->name, found->flag, modes[m].flag, c->name);
+				return NULL;
+			}
+			found = &modes[m];
+		}
 	}
-	return c->run;
+	return found ? found->run : c->run;
+}
+
+/* rdmig help [COMMAND [MODE]]: the tool's help, or COMMAND's (MODE's, as
+ * "rdmig help recv --serve"), as COMMAND --help shows it. */
+static int help(int argc, char **argv)
+{
+	char help_flag[] = "--help";
+	char *args[4];
+	int n = 0;
+
+	if (argc < 3) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		int (*run)(int, char **);
+
+		if (strcmp(argv[2], commands[i].name))
+			continue;
+		if (argc > 4) {
+			fprintf(stderr, "rdmig: help: unexpected argument '%s' (see rdmig --help)\n",
+				argv[4]);
+			return 2;
+		}
+		args[n++] = argv[2];
+		if (argc == 4)
+			args[n++] = argv[3];
+		args[n++] = help_flag;
+		args[n] = NULL;
+		run = command_run(&commands[i], n, args);
+		if (!run)
+			return 2;
+		if (argc == 4 && run == commands[i].run) {
+			fprintf(stderr, "rdmig: help: '%s' is no mode of %s (see rdmig --help)\n",
+				argv[3], argv[2]);
+			return 2;
+		}
+		return run(n, args);
+	}
+	fprintf(stderr, "rdmig: help: unknown command '%s' (see rdmig --help)\n", argv[2]);
+	return 2;
 }
 
 int main(int argc, char **argv)
@@ -90,15 +143,22 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "help"))
+		return help(argc, argv);
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
 	    !strcmp(argv[1], "version")) {
 		printf("rdmig %s\n", RDMIG_VERSION_STRING);
 		return 0;
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++) {
+		int (*run)(int, char **);
+
 		if (strcmp(argv[1], commands[i].name))
 			continue;
-		status = command_run(&commands[i], argc - 1, argv + 1)(argc - 1, argv + 1);
+		run = command_run(&commands[i], argc - 1, argv + 1);
+		if (!run)
+			return 2;
+		status = run(argc - 1, argv + 1);
 		/* a failure that printed no JSON object yet prints it now */
 		cli_run_end(status);
 		return status;

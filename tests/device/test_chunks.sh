@@ -164,11 +164,12 @@ case_shapes() {
 	done
 	# a receiver told another chunk size than the source's header says
 	RECV_CHUNK=4M run mismatch "$WORK/out.mismatch" 32M "" "$d/tiny.bin"
-	check "recv --chunk-size 4M, send 32M: recv refuses (exit $RECV_RC)" [ "$RECV_RC" = 1 ]
+	check "recv --chunk-size 4M, send 32M: recv refuses (exit $RECV_RC)" \
+		tool_failed "$RECV_RC" 1 "$WORK/mismatch.recv.err"
 	check "... saying it is a chunk-size mismatch" \
 		grep -q "chunk-size mismatch: --chunk-size 4194304 here.* 33554432 bytes" \
 		"$WORK/mismatch.recv.err"
-	check "... the source fails too (exit $SEND_RC)" [ "$SEND_RC" != 0 ]
+	check "... the source fails too (exit $SEND_RC)" tool_failed "$SEND_RC" 1 "$WORK/mismatch.send.err"
 }
 
 sixteen_times_fewer() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && [ $(($2 * 16)) -le "$1" ]; }

@@ -217,10 +217,11 @@ rss=$(summary v1 peak_rss_bytes)
 pinned=$(summary v1 peak_pinned_bytes)
 reserved=$(summary v1 peak_reserved_total)
 limit=$(summary v1 serve_max_total)
+# (each number must be there: a missing one fails, it is not taken as 0)
 check "the reservations stayed within --serve-max-total ($reserved <= $limit)" \
-	[ "${reserved:-0}" -le "${limit:-0}" ]
+	eval '[ -n "$reserved" ] && [ -n "$limit" ] && [ "$reserved" -le "$limit" ]'
 check "pinned at most what the running sources reserved ($pinned <= $reserved + 32 MiB)" \
-	[ "${pinned:-1}" -le $((${reserved:-0} + 32 * MiB)) ]
+	eval '[ -n "$pinned" ] && [ -n "$reserved" ] && [ "$pinned" -le $((reserved + 32 * MiB)) ]'
 echo "# serve $DEVICE: 1 source of $((SIZE / MiB)) MiB in $ONE_MS ms" \
 	"($((SIZE / 1000 / (ONE_MS > 0 ? ONE_MS : 1))) MB/s);" \
 	"8 at once in $EIGHT_MS ms ($((8 * SIZE / 1000 / (EIGHT_MS > 0 ? EIGHT_MS : 1))) MB/s total);" \
@@ -287,14 +288,16 @@ hold "$OUT" 2 h2
 send over $((PORT + 2)) big # 2 held sources reserved of 3.5: 2 more do not fit
 wait_end over 60
 for ((i = 0; i < 500; i++)); do has_line "$WORK/v3.err" 'rdmig: recv: source' && break; nap 0.01; done
-check "a source over what --serve-max-total leaves is refused ($END_RC)" [ "$END_RC" != 0 ]
+check "a source over what --serve-max-total leaves is refused ($END_RC)" \
+	tool_failed "$END_RC" 1 "$WORK/over.err"
 check "... and recv says which limit, for that source only" \
 	eval '[ "$(grep -c "^rdmig: recv: source .*--serve-max-total" "$WORK/v3.err")" = 1 ]'
 send h3 $((PORT + 2)) m3 # 1 more fits: 3 running
 hold "$OUT" 3 h3
 send busy $((PORT + 2)) 5
 wait_end busy 60
-check "a source beyond --max-sources is rejected when it connects ($END_RC)" [ "$END_RC" != 0 ]
+check "a source beyond --max-sources is rejected when it connects ($END_RC)" \
+	tool_failed "$END_RC" 1 "$WORK/busy.err"
 check "... and recv says why" grep -q "rejected a source from .*--max-sources 3" "$WORK/v3.err"
 kill -CONT "$PID_h1" "$PID_h2" "$PID_h3"
 good=0
@@ -327,7 +330,7 @@ kill -TERM "$PID_v4"
 for ((i = 0; i < 500; i++)); do has_line "$WORK/v4.err" 'recv: SIGTERM: no new source' && break; nap 0.01; done
 send late $((PORT + 3)) 5
 wait_end late 60
-check "after SIGTERM a new source is not accepted ($END_RC)" [ "$END_RC" != 0 ]
+check "after SIGTERM a new source is not accepted ($END_RC)" tool_failed "$END_RC" 1 "$WORK/late.err"
 kill -CONT "$PID_d1"
 good=0
 for t in d1 d2; do wait_end "$t" 300 && [ "$END_RC" = 0 ] && good=$((good + 1)); done
