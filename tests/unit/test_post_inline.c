@@ -353,6 +353,8 @@ static int bench(int n)
 struct check_case check_cases[CHECK_MAX_CASES];
 int check_case_count;
 int check_failed;
+int check_skipped;
+int check_cases_dropped;
 
 int main(int argc, char **argv)
 {
