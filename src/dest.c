@@ -258,7 +258,7 @@ static int idle_expired(struct rdmig_dest *d)
 	return rdmig__engine_abort(&d->io, RDMIG_ETIMEDOUT,
 			    "the source moved no data for %.1f s, beyond the idle timeout of "
 			    "%.1f s: %u message%s since its last stream bytes, registration or "
-			    "COMPRESS, none of them one", idle_s, d->idle.limit_ms / 1000.0,
+			    "COMPRESS of data not zero, none of them one", idle_s, d->idle.limit_ms / 1000.0,
 			    d->idle_msgs, d->idle_msgs == 1 ? "" : "s");
 }
 

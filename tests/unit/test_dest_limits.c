@@ -30,6 +30,7 @@ struct run {
 	uint8_t *block;
 	int sleep_ms; /* before each message after the first: the source's pace */
 	unsigned delivered;
+	bool dirty_first_byte; /* write block[0] before each message */
 };
 
 static bool next_frame(void *ctx, const uint8_t **buf, size_t *len)
@@ -47,6 +48,8 @@ static void before_recv(void *ctx)
 	fake_clear_replies(); /* each message's replies are not looked at here */
 	if (r->sleep_ms && fake.recvs > 0)
 		nanosleep(&ts, NULL);
+	if (r->dirty_first_byte)
+		r->block[0] = 0x5a;
 }
 
 static void delivered(void *ctx, int rc, const struct rdmig_msg *m)
@@ -236,6 +239,44 @@ TEST(a_source_that_sends_stream_bytes_is_not_ended)
 	CHECK_EQ(run(&r), 0);
 	CHECK_EQ(r.delivered, 21);
 	CHECK_EQ(fake.errors_sent, 0);
+	finish(&r);
+}
+
+/* COMPRESS of a range that is zero already moves nothing: a source that
+ * sends one byte's COMPRESS every 50 ms is ended at the deadline as one of
+ * keep-alives is, not served without end. */
+TEST(compress_of_a_zero_range_is_no_progress)
+{
+	static struct run r;
+	struct rdmig_compress cp = {0, 0, 0, 1};
+	uint8_t rec[RDMIG_COMPRESS_SIZE];
+
+	rdmig_encode_compress(&cp, rec);
+	start(&r, 300, RDMIG_REPIN_BUDGET, 50);
+	for (int i = 0; i < 20; i++)
+		fake_frames_add(&r.q, RDMIG_MSG_COMPRESS, 1, rec, sizeof(rec));
+	CHECK_EQ(run(&r), RDMIG_ETIMEDOUT);
+	CHECK(r.delivered < 15);
+	CHECK_STR_CONTAINS(rdmig_dest_errmsg(r.d), "idle timeout of 0.3 s");
+	finish(&r);
+}
+
+/* COMPRESS that zeroes bytes that were not zero is progress. */
+TEST(compress_that_zeroes_data_is_progress)
+{
+	static struct run r;
+	struct rdmig_compress cp = {0, 0, 0, 1};
+	uint8_t rec[RDMIG_COMPRESS_SIZE];
+
+	rdmig_encode_compress(&cp, rec);
+	start(&r, 300, RDMIG_REPIN_BUDGET, 0);
+	r.sleep_ms = 50;
+	for (int i = 0; i < 10; i++)
+		fake_frames_add(&r.q, RDMIG_MSG_COMPRESS, 1, rec, sizeof(rec));
+	/* the peer's write before each message, as an RDMA write would be */
+	r.dirty_first_byte = true;
+	CHECK_EQ(run(&r), 0);
+	CHECK_EQ(r.delivered, 11);
 	finish(&r);
 }
 
