@@ -293,6 +293,48 @@ TEST(without_an_idle_timeout_keep_alives_are_served)
 	finish(&r);
 }
 
+/* ------------------------------------------------- RAM_BLOCKS_RESULT -- */
+
+/* A block of no bytes has no memory: its address in RAM_BLOCKS_RESULT is 0,
+ * not whatever the caller passed (librdmig's own images destination passes
+ * a static, whose address would tell any source where the library is
+ * loaded).  A block with bytes keeps its address: the source writes there. */
+TEST(an_empty_block_is_told_without_an_address)
+{
+	static struct run r;
+	static uint8_t placeholder;
+	struct fake_hooks hooks = {next_frame, NULL, delivered, any_reg, NULL, &r};
+	struct rdmig_block b[2];
+	struct rdmig_dest_block db0, db1;
+	const struct fake_reply *res = NULL;
+
+	memset(&r, 0, sizeof(r));
+	r.block = mmap(NULL, BLOCK_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	CHECK(r.block != MAP_FAILED);
+	b[0] = (struct rdmig_block){"ram", r.block, BLOCK_LEN, 0};
+	b[1] = (struct rdmig_block){"empty", &placeholder, 0, BLOCK_LEN};
+	rdmig_opts_init(&r.conn.opts);
+	r.conn.established = true;
+	r.conn.caps = (struct rdmig_caps){RDMIG_CAP_VERSION, 0};
+	fake_begin(&r.conn, &hooks, 0);
+	CHECK_OK(rdmig__dest_create(&fake.io, &r.d));
+	CHECK_OK(rdmig_dest_set_blocks(r.d, b, 2));
+	fake_frames_add(&r.q, RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, NULL, 0);
+	CHECK_EQ(run(&r), 0);
+	for (unsigned i = 0; i < fake.nreplies; i++)
+		if (fake.replies[i].type == RDMIG_MSG_RAM_BLOCKS_RESULT)
+			res = &fake.replies[i];
+	CHECK(res != NULL);
+	CHECK_EQ(res->len, 2 * RDMIG_DEST_BLOCK_SIZE);
+	rdmig_decode_dest_block(res->payload, &db0);
+	rdmig_decode_dest_block(res->payload + RDMIG_DEST_BLOCK_SIZE, &db1);
+	CHECK(db0.remote_host_addr == (uintptr_t)r.block);
+	CHECK(db1.remote_host_addr == 0);
+	CHECK_EQ(db1.length, 0);
+	finish(&r);
+}
+
 /* ---------------------------------------------- the re-pinning budget -- */
 
 /* REGISTER chunk 1, then `cycles` times UNREGISTER and REGISTER it again. */
