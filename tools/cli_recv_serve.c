@@ -318,6 +318,18 @@ static void *source_thread(void *arg)
 	return NULL;
 }
 
+/* The source's address, from its own connection: the filter saw every
+ * request, and up to 8 handshakes may be in flight at once. */
+static void source_peer(const struct rdmig_conn *conn, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+
+	if (rdmig_conn_peer_addr(conn, &ss))
+		snprintf(buf, len, "?");
+	else
+		cli_format_sockaddr((const struct sockaddr *)&ss, buf, len);
+}
+
 /* A source was accepted: its state, and its thread (with the signals
  * blocked: they are the main thread's). */
 static void start_source(struct serve *sv, struct rdmig_conn *conn)
@@ -333,7 +345,7 @@ static void start_source(struct serve *sv, struct rdmig_conn *conn)
 		return;
 	}
 	src->sv = sv;
-	snprintf(src->peer, sizeof(src->peer), "%s", sv->last_peer);
+	source_peer(conn, src->peer, sizeof(src->peer));
 	src->s.a = sv->a;
 	src->s.a.dir.fd = -1;
 	src->s.a.dir.made = 0;
@@ -414,10 +426,10 @@ static bool serve_filter(void *ctx, const struct sockaddr *sa)
 		return false;
 	cli_format_sockaddr(sa, who, sizeof(who));
 	pthread_mutex_lock(&sv->lock);
-	room = sv->running < sv->max_sources;
-	if (room) {
-		snprintf(sv->last_peer, sizeof(sv->last_peer), "%s", who);
-	} else {
+	/* a slot is taken from the request on: handshakes in flight become
+	 * sources without asking the filter again */
+	room = sv->running + (unsigned)rdmig_listener_handshakes(sv->l) < sv->max_sources;
+	if (!room) {
 		sv->rejected++;
 		if (sv->a.m.json) {
 			struct json_object *o = cj_object();
