@@ -420,6 +420,7 @@ static bool serve_filter(void *ctx, const struct sockaddr *sa)
 {
 	struct serve *sv = ctx;
 	char who[64];
+	unsigned taken;
 	bool room;
 
 	if (sv->a.allow.n && !cli_allow_filter(&sv->a.allow, sa))
@@ -428,7 +429,8 @@ static bool serve_filter(void *ctx, const struct sockaddr *sa)
 	pthread_mutex_lock(&sv->lock);
 	/* a slot is taken from the request on: handshakes in flight become
 	 * sources without asking the filter again */
-	room = sv->running + (unsigned)rdmig_listener_handshakes(sv->l) < sv->max_sources;
+	taken = sv->running + (unsigned)rdmig_listener_handshakes(sv->l);
+	room = taken < sv->max_sources;
 	if (!room) {
 		sv->rejected++;
 		if (sv->a.m.json) {
@@ -449,8 +451,8 @@ static bool serve_filter(void *ctx, const struct sockaddr *sa)
 			cj_print(o);
 			fflush(stdout);
 		}
-		fprintf(stderr, "recv: rejected a source from %s: %u sources are running "
-			"(--max-sources %u)\n", who, sv->running, sv->max_sources);
+		fprintf(stderr, "recv: rejected a source from %s: %u sources are running or "
+			"connecting (--max-sources %u)\n", who, taken, sv->max_sources);
 	}
 	pthread_mutex_unlock(&sv->lock);
 	return room;

@@ -4,7 +4,8 @@
 # at the connect request, not at ESTABLISHED: four sources that ask at
 # once get one slot between them (the others are rejected when they
 # connect), where all four used to run together while their handshakes
-# were in flight.  Each source's directory is named after its own
+# were in flight.  recv is stopped (SIGSTOP) while they ask, so that the
+# four requests are queued together.  Each source's directory is named after its own
 # connection's address.
 #
 # Usage: tests/device/test_serve_slots.sh BUILD_DIR DEVICE (rxe | siw)
@@ -37,9 +38,14 @@ for ((i = 0; i < 3000; i++)); do
 	has_line "$WORK/v.err" 'recv: listening on' && break
 	nap 0.01
 done
+# recv stopped while the four ask: their requests queue on the listener,
+# and all four come in before any handshake ends (the race, made sure)
+kill -STOP "$PID_v"
 for n in 1 2 3 4; do
 	bg "s$n" -- send --to "$IP:$PORT" --timeout 20 --json "$WORK/src/$n/image.bin"
 done
+nap 6
+kill -CONT "$PID_v"
 ok=0
 for n in 1 2 3 4; do wait_end "s$n" 300 && [ "$END_RC" = 0 ] && ok=$((ok + 1)); done
 kill -TERM "$PID_v"
