@@ -448,6 +448,10 @@ int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out);
  */
 int rdmig_listener_fd(struct rdmig_listener *l);
 int rdmig_try_accept(struct rdmig_listener *l, struct rdmig_conn **out);
+/* (0.3) How many requests the listener accepted whose handshake is still
+ * in flight (at most 8): a server that bounds its sources counts these
+ * too, from the request (its filter) to the end.  0 for NULL. */
+int rdmig_listener_handshakes(const struct rdmig_listener *l);
 const char *rdmig_listener_errmsg(const struct rdmig_listener *l);
 void rdmig_listener_destroy(struct rdmig_listener *l);
 
@@ -483,6 +487,11 @@ const char *rdmig_conn_errmsg(const struct rdmig_conn *c);
 /* The negotiated capabilities (flags = what both sides agreed to). */
 void rdmig_conn_caps(const struct rdmig_conn *c, struct rdmig_caps *caps);
 void rdmig_conn_inline(const struct rdmig_conn *c, struct rdmig_inline_info *info);
+/* (0.3) The peer's address (a struct sockaddr_in or sockaddr_in6), read
+ * from the connection itself: 0; RDMIG_EINVAL for NULL; RDMIG_ESTATE
+ * (and *out zeroed) when the connection has no peer (not connected). */
+struct sockaddr_storage;
+int rdmig_conn_peer_addr(const struct rdmig_conn *c, struct sockaddr_storage *out);
 /* The RDMA device the connection runs on ("rxe0"...). */
 const char *rdmig_conn_device(const struct rdmig_conn *c);
 

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,6 +320,28 @@ void rdmig_conn_caps(const struct rdmig_conn *c, struct rdmig_caps *caps)
 
 	if (caps)
 		*caps = c ? c->caps : none;
+}
+
+/* The peer's address, read from the connection's own cm_id: what the
+ * accept filter saw belongs to whichever request came last. */
+int rdmig_conn_peer_addr(const struct rdmig_conn *c, struct sockaddr_storage *out)
+{
+	const struct sockaddr *sa;
+	size_t len;
+
+	if (!c || !out)
+		return RDMIG_EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!c->id || !(sa = rdma_get_peer_addr(c->id)))
+		return RDMIG_ESTATE;
+	if (sa->sa_family == AF_INET)
+		len = sizeof(struct sockaddr_in);
+	else if (sa->sa_family == AF_INET6)
+		len = sizeof(struct sockaddr_in6);
+	else
+		return RDMIG_ESTATE; /* not connected (AF_UNSPEC), or not IP */
+	memcpy(out, sa, len);
+	return 0;
 }
 
 void rdmig_conn_inline(const struct rdmig_conn *c, struct rdmig_inline_info *info)

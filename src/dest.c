@@ -190,7 +190,11 @@ static int reply_blocks(struct rdmig_dest *d)
 	for (size_t i = 0; i < d->nblocks; i++) {
 		struct dst_block *b = &d->blocks[i];
 		struct rdmig_dest_block db = {
-			.remote_host_addr = (uintptr_t)b->host,
+			/* A block of no bytes is never written: telling its
+			 * pointer (a caller's placeholder, maybe a static of
+			 * the library's) would only tell where we are loaded.
+			 * QEMU's source uses the address only to aim writes. */
+			.remote_host_addr = b->length ? (uintptr_t)b->host : 0,
 			.offset = b->offset,
 			.length = b->length,
 			.remote_rkey = b->block_mr ? b->block_mr->rkey : 0,
@@ -258,7 +262,7 @@ static int idle_expired(struct rdmig_dest *d)
 	return rdmig__engine_abort(&d->io, RDMIG_ETIMEDOUT,
 			    "the source moved no data for %.1f s, beyond the idle timeout of "
 			    "%.1f s: %u message%s since its last stream bytes, registration or "
-			    "COMPRESS, none of them one", idle_s, d->idle.limit_ms / 1000.0,
+			    "COMPRESS of data not zero, none of them one", idle_s, d->idle.limit_ms / 1000.0,
 			    d->idle_msgs, d->idle_msgs == 1 ? "" : "s");
 }
 

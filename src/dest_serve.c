@@ -264,7 +264,7 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 			  uint32_t *nranges)
 {
 	struct dst_block *b = checked_block(d, "COMPRESS", i, cp->block_index);
-	uint64_t rel;
+	uint64_t rel, written = 0;
 	long other;
 
 	if (!b)
@@ -292,12 +292,16 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 				    "record %ld's; the ranges of one message must not overlap", i,
 				    (unsigned long long)cp->offset, (unsigned long long)cp->length,
 				    cp->block_index, other);
-	if (!rdmig__engine_zero_range(b->host + rel, cp->length, d->io.opts))
+	if (!rdmig__engine_zero_range(b->host + rel, cp->length, d->io.opts, &written))
 		return engine_fail(&d->io, RDMIG_ECANCELED,
 				   "cancelled while zeroing COMPRESS record %u (%llu bytes of %s)",
 				   i, (unsigned long long)cp->length, b->name);
 	d->st.bytes_compressed += cp->length;
-	d->progress = true;
+	/* Only zeroing what was not zero moves data: a source that sends
+	 * COMPRESS of a zero range again and again must not hold its slot past
+	 * the idle deadline. */
+	if (written)
+		d->progress = true;
 	report(d, RDMIG_DEST_REPORT_COMPRESS, RDMIG_EV_COMPRESSED, cp->block_index, rel,
 	       cp->length);
 	return 0;

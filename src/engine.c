@@ -105,8 +105,11 @@ bool rdmig_is_zero(const void *mem, size_t len)
 /* Zero a range page by page, skipping pages already zero: reading an
  * untouched anonymous page does not allocate it, writing would.  A range
  * may be gigabytes: the caller's cancel flag (SIGINT, SIGTERM) is looked at
- * every ZERO_SLICE bytes.  Returns false when cancelled. */
-bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts)
+ * every ZERO_SLICE bytes.  *written counts the bytes that were not zero
+ * (the only ones that moved data: the progress deadline charges the rest).
+ * Returns false when cancelled. */
+bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts,
+			      uint64_t *written)
 {
 	const uint64_t page = 4096;
 	uint64_t since_look = 0;
@@ -115,8 +118,10 @@ bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts 
 		uint64_t n = page - ((uintptr_t)p & (page - 1));
 		if (n > len)
 			n = len;
-		if (!rdmig_is_zero(p, n))
+		if (!rdmig_is_zero(p, n)) {
 			memset(p, 0, n);
+			*written += n;
+		}
 		p += n;
 		len -= n;
 		since_look += n;

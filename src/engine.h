@@ -80,7 +80,8 @@ int rdmig__engine_reg_failed(const struct engine_io *io, const char *what, const
 
 /* Zero [p, p + len) without touching pages already zero (the destination's
  * COMPRESS), looking at opts->cancel as it goes; false when cancelled. */
-bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts);
+bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts,
+			      uint64_t *written);
 double rdmig__engine_now_us(void);
 
 /* A growing list of latencies (microseconds) and their percentiles. */

@@ -185,6 +185,13 @@ int rdmig_listen(struct rdmig_listener *l, const char *host, const char *port)
 	return 0;
 }
 
+/* Handshakes accepted and not yet established: the requests a server
+ * has let in that rdmig_try_accept has not returned yet. */
+int rdmig_listener_handshakes(const struct rdmig_listener *l)
+{
+	return l ? l->pending.n : 0;
+}
+
 uint16_t rdmig_listener_port(const struct rdmig_listener *l)
 {
 	return l ? l->port : 0;

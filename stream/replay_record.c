@@ -207,6 +207,12 @@ static int on_block(struct parser *p, const char *line)
 		return perr(p, "block %u: no file= naming an image in the record's directory", i);
 	if (!name || !name[6])
 		return perr(p, "block %u: no name=", i);
+	/* each image once: block lines naming one file would read it, and
+	 * hold a copy of it, once each */
+	for (uint32_t k = 0; k < p->r->nblocks; k++)
+		if (!strcmp(p->r->blocks[k].file, file))
+			return perr(p, "block %u: image '%s' is block %u's already (a record "
+				    "names each image once)", i, file, k);
 	/* what a record may claim, checked before anything is allocated for
 	 * it: in all, and block by block against its image's real size (the
 	 * message gives the record's figure, never the file's) */

@@ -326,6 +326,18 @@ static void *source_thread(void *arg)
 	return NULL;
 }
 
+/* The source's address, from its own connection: the filter saw every
+ * request, and up to 8 handshakes may be in flight at once. */
+static void source_peer(const struct rdmig_conn *conn, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+
+	if (rdmig_conn_peer_addr(conn, &ss))
+		snprintf(buf, len, "?");
+	else
+		cli_format_sockaddr((const struct sockaddr *)&ss, buf, len);
+}
+
 /* A source was accepted: its state, and its thread (with the signals
  * blocked: they are the main thread's). */
 static void start_source(struct serve *sv, struct rdmig_conn *conn)
@@ -341,7 +353,7 @@ static void start_source(struct serve *sv, struct rdmig_conn *conn)
 		return;
 	}
 	src->sv = sv;
-	snprintf(src->peer, sizeof(src->peer), "%s", sv->last_peer);
+	source_peer(conn, src->peer, sizeof(src->peer));
 	src->s.a = sv->a;
 	src->s.a.dir.fd = -1;
 	src->s.a.dir.made = 0;
@@ -416,16 +428,18 @@ static bool serve_filter(void *ctx, const struct sockaddr *sa)
 {
 	struct serve *sv = ctx;
 	char who[64];
+	unsigned taken;
 	bool room;
 
 	if (sv->a.allow.n && !cli_allow_filter(&sv->a.allow, sa))
 		return false;
 	cli_format_sockaddr(sa, who, sizeof(who));
 	pthread_mutex_lock(&sv->lock);
-	room = sv->running < sv->max_sources;
-	if (room) {
-		snprintf(sv->last_peer, sizeof(sv->last_peer), "%s", who);
-	} else {
+	/* a slot is taken from the request on: handshakes in flight become
+	 * sources without asking the filter again */
+	taken = sv->running + (unsigned)rdmig_listener_handshakes(sv->l);
+	room = taken < sv->max_sources;
+	if (!room) {
 		sv->rejected++;
 		if (sv->a.m.json) {
 			struct json_object *o = cj_object();
@@ -445,8 +459,8 @@ static bool serve_filter(void *ctx, const struct sockaddr *sa)
 			cj_print(o);
 			fflush(stdout);
 		}
-		fprintf(stderr, "recv: rejected a source from %s: %u sources are running "
-			"(--max-sources %u)\n", who, sv->running, sv->max_sources);
+		fprintf(stderr, "recv: rejected a source from %s: %u sources are running or "
+			"connecting (--max-sources %u)\n", who, taken, sv->max_sources);
 	}
 	pthread_mutex_unlock(&sv->lock);
 	return room;

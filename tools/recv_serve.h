@@ -37,7 +37,6 @@ struct serve {
 	bool max_total_given, max_pinned_given;
 	struct rdmig_listener *l; /* NULL once draining */
 	uint16_t port;
-	char last_peer[64]; /* of the last request the filter let through */
 	int wake[2];        /* a source's thread ended */
 	pthread_mutex_t lock; /* everything below, and all printing */
 	struct source *sources;

@@ -21,6 +21,8 @@ int rd_open(struct replay_dir *d, const char *path, char *err, size_t errlen)
 {
 	/* DIR itself is the user's choice, a link to it included */
 	d->path = path;
+	d->seen = NULL;
+	d->nseen = 0;
 	d->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d->fd < 0) {
 		snprintf(err, errlen, "cannot open the record's directory '%s': %s", path,
@@ -35,6 +37,35 @@ void rd_close(struct replay_dir *d)
 	if (d->fd >= 0)
 		close(d->fd);
 	d->fd = -1;
+	free(d->seen);
+	d->seen = NULL;
+	d->nseen = 0;
+}
+
+struct rd_ident {
+	dev_t dev;
+	ino_t ino;
+};
+
+/* Note st as taken: 0, or -1 with err when it was taken before (at most
+ * RDMIG_RR_MAX_BLOCKS images: a linear look is enough). */
+static int take_ident(struct replay_dir *d, const struct stat *st, char *err, size_t errlen)
+{
+	struct rd_ident *more;
+
+	for (size_t i = 0; i < d->nseen; i++)
+		if (d->seen[i].dev == st->st_dev && d->seen[i].ino == st->st_ino) {
+			snprintf(err, errlen, "is an image an earlier block names already "
+				 "(a hard link?): each image is read once");
+			return -1;
+		}
+	if (!(more = realloc(d->seen, (d->nseen + 1) * sizeof(*more)))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	d->seen = more;
+	d->seen[d->nseen++] = (struct rd_ident){st->st_dev, st->st_ino};
+	return 0;
 }
 
 #define LINK_REFUSED "is a symbolic link (a record's files are never followed)"
@@ -133,7 +164,7 @@ int rd_read_record(const struct replay_dir *d, char **text, size_t *len, char *e
 
 int rd_image_size(void *dir, const char *file, uint64_t *size, char *err, size_t errlen)
 {
-	const struct replay_dir *d = dir;
+	struct replay_dir *d = dir;
 	struct stat st;
 	const char *why;
 
@@ -145,6 +176,8 @@ int rd_image_size(void *dir, const char *file, uint64_t *size, char *err, size_t
 		snprintf(err, errlen, "%s", why);
 		return -1;
 	}
+	if (take_ident(d, &st, err, errlen))
+		return -1;
 	*size = (uint64_t)st.st_size;
 	return 0;
 }

@@ -25,9 +25,15 @@
 #include <stdint.h>
 #include <rdmig/qemu.h>
 
+struct rd_ident;
+
 struct replay_dir {
 	int fd; /* DIR, O_DIRECTORY; -1 when closed */
 	const char *path;
+	/* the images rd_image_size took, by identity: a hard link to one of
+	 * them is the same image, read (and held) once more */
+	struct rd_ident *seen;
+	size_t nseen;
 };
 
 /* Open path as the record's directory: 0, or -1 with err. */
@@ -45,7 +51,8 @@ int rd_read_record(const struct replay_dir *d, char **text, size_t *len, char *e
 		   size_t errlen);
 
 /* rdmig_rr_image_fn over a struct replay_dir: the size of a regular file,
- * from fstatat without following a link (nothing is opened). */
+ * from fstatat without following a link (nothing is opened); a file it
+ * took before, under this name or another (a hard link), is refused. */
 int rd_image_size(void *dir, const char *file, uint64_t *size, char *err, size_t errlen);
 
 /* The image of block b, read into new anonymous memory of b->length bytes

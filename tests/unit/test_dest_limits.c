@@ -30,6 +30,7 @@ struct run {
 	uint8_t *block;
 	int sleep_ms; /* before each message after the first: the source's pace */
 	unsigned delivered;
+	bool dirty_first_byte; /* write block[0] before each message */
 };
 
 static bool next_frame(void *ctx, const uint8_t **buf, size_t *len)
@@ -47,6 +48,8 @@ static void before_recv(void *ctx)
 	fake_clear_replies(); /* each message's replies are not looked at here */
 	if (r->sleep_ms && fake.recvs > 0)
 		nanosleep(&ts, NULL);
+	if (r->dirty_first_byte)
+		r->block[0] = 0x5a;
 }
 
 static void delivered(void *ctx, int rc, const struct rdmig_msg *m)
@@ -239,6 +242,44 @@ TEST(a_source_that_sends_stream_bytes_is_not_ended)
 	finish(&r);
 }
 
+/* COMPRESS of a range that is zero already moves nothing: a source that
+ * sends one byte's COMPRESS every 50 ms is ended at the deadline as one of
+ * keep-alives is, not served without end. */
+TEST(compress_of_a_zero_range_is_no_progress)
+{
+	static struct run r;
+	struct rdmig_compress cp = {0, 0, 0, 1};
+	uint8_t rec[RDMIG_COMPRESS_SIZE];
+
+	rdmig_encode_compress(&cp, rec);
+	start(&r, 300, RDMIG_REPIN_BUDGET, 50);
+	for (int i = 0; i < 20; i++)
+		fake_frames_add(&r.q, RDMIG_MSG_COMPRESS, 1, rec, sizeof(rec));
+	CHECK_EQ(run(&r), RDMIG_ETIMEDOUT);
+	CHECK(r.delivered < 15);
+	CHECK_STR_CONTAINS(rdmig_dest_errmsg(r.d), "idle timeout of 0.3 s");
+	finish(&r);
+}
+
+/* COMPRESS that zeroes bytes that were not zero is progress. */
+TEST(compress_that_zeroes_data_is_progress)
+{
+	static struct run r;
+	struct rdmig_compress cp = {0, 0, 0, 1};
+	uint8_t rec[RDMIG_COMPRESS_SIZE];
+
+	rdmig_encode_compress(&cp, rec);
+	start(&r, 300, RDMIG_REPIN_BUDGET, 0);
+	r.sleep_ms = 50;
+	for (int i = 0; i < 10; i++)
+		fake_frames_add(&r.q, RDMIG_MSG_COMPRESS, 1, rec, sizeof(rec));
+	/* the peer's write before each message, as an RDMA write would be */
+	r.dirty_first_byte = true;
+	CHECK_EQ(run(&r), 0);
+	CHECK_EQ(r.delivered, 11);
+	finish(&r);
+}
+
 /* Without a deadline (the library's default) keep-alives are served. */
 TEST(without_an_idle_timeout_keep_alives_are_served)
 {
@@ -249,6 +290,48 @@ TEST(without_an_idle_timeout_keep_alives_are_served)
 		fake_frames_add(&r.q, RDMIG_MSG_QEMU_FILE, 1, NULL, 0);
 	CHECK_EQ(run(&r), 0);
 	CHECK_EQ(r.delivered, 21);
+	finish(&r);
+}
+
+/* ------------------------------------------------- RAM_BLOCKS_RESULT -- */
+
+/* A block of no bytes has no memory: its address in RAM_BLOCKS_RESULT is 0,
+ * not whatever the caller passed (librdmig's own images destination passes
+ * a static, whose address would tell any source where the library is
+ * loaded).  A block with bytes keeps its address: the source writes there. */
+TEST(an_empty_block_is_told_without_an_address)
+{
+	static struct run r;
+	static uint8_t placeholder;
+	struct fake_hooks hooks = {next_frame, NULL, delivered, any_reg, NULL, &r};
+	struct rdmig_block b[2];
+	struct rdmig_dest_block db0, db1;
+	const struct fake_reply *res = NULL;
+
+	memset(&r, 0, sizeof(r));
+	r.block = mmap(NULL, BLOCK_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	CHECK(r.block != MAP_FAILED);
+	b[0] = (struct rdmig_block){"ram", r.block, BLOCK_LEN, 0};
+	b[1] = (struct rdmig_block){"empty", &placeholder, 0, BLOCK_LEN};
+	rdmig_opts_init(&r.conn.opts);
+	r.conn.established = true;
+	r.conn.caps = (struct rdmig_caps){RDMIG_CAP_VERSION, 0};
+	fake_begin(&r.conn, &hooks, 0);
+	CHECK_OK(rdmig__dest_create(&fake.io, &r.d));
+	CHECK_OK(rdmig_dest_set_blocks(r.d, b, 2));
+	fake_frames_add(&r.q, RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, NULL, 0);
+	CHECK_EQ(run(&r), 0);
+	for (unsigned i = 0; i < fake.nreplies; i++)
+		if (fake.replies[i].type == RDMIG_MSG_RAM_BLOCKS_RESULT)
+			res = &fake.replies[i];
+	CHECK(res != NULL);
+	CHECK_EQ(res->len, 2 * RDMIG_DEST_BLOCK_SIZE);
+	rdmig_decode_dest_block(res->payload, &db0);
+	rdmig_decode_dest_block(res->payload + RDMIG_DEST_BLOCK_SIZE, &db1);
+	CHECK(db0.remote_host_addr == (uintptr_t)r.block);
+	CHECK(db1.remote_host_addr == 0);
+	CHECK_EQ(db1.length, 0);
 	finish(&r);
 }
 

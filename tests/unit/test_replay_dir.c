@@ -151,4 +151,23 @@ TEST(a_signal_while_reading_gives_minus_two)
 	remove_image();
 }
 
+/* A hard link to an image already named is the same image: 64 links to
+ * one file took 64 copies of it.  Refused by its identity (st_dev,
+ * st_ino), whatever its name. */
+TEST(a_hard_link_to_an_image_already_named_is_refused)
+{
+	char link_path[160], err[512] = "";
+	uint64_t size = 0;
+
+	CHECK_OK(make_image());
+	snprintf(link_path, sizeof(link_path), "%s/b.img", dir_path);
+	CHECK_OK(link(image_path(), link_path));
+	CHECK_OK(rd_image_size(&dir, "a.img", &size, err, sizeof(err)));
+	CHECK_EQ(size, LENGTH);
+	CHECK_EQ(rd_image_size(&dir, "b.img", &size, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "is an image an earlier block names already");
+	unlink(link_path);
+	remove_image();
+}
+
 CHECK_MAIN()

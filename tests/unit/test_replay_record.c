@@ -305,6 +305,25 @@ TEST(each_block_is_checked_against_its_image_before_it_is_planned)
 	free(t.p);
 }
 
+/* 64 block lines naming one image read it 64 times into 64 copies: a
+ * record names each image once. */
+TEST(a_record_naming_one_image_twice_is_refused)
+{
+	struct text t = {0};
+	struct rdmig_replay_record r;
+	char err[512] = "";
+
+	add(&t, "rdmig-qemu-record 1\nmachine -\npin_all 0\nblocks 2 total=0\n"
+		"block 0 offset=- length=0 chunks=0 file=a.img name=b0\n"
+		"block 1 offset=- length=0 chunks=0 file=a.img name=b1\n"
+		"phase 0 ram_blocks_request offset=0 hook=0 t=0\n"
+		"phase 1 registration offset=0 hook=0 t=0\nstream bytes=0\nend ok\n");
+	CHECK_EQ(rdmig_rr_parse(t.p, t.len, &r, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "line 6: block 1: image 'a.img' is block 0's already");
+	CHECK_EQ(r.nblocks, 0u);
+	free(t.p);
+}
+
 /* 100,000 `touched` lines over all of a 1 TiB block took about 100 s (each
  * walked its million chunks); now each chunk is given its pass once. */
 TEST(touched_lines_over_a_whole_block_cost_its_chunks_once)
