@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * outdir.h - the output files of `rdmig recv` and `recv --qemu` in --out DIR
- * (issue 15 item 2).  Whoever else can write into DIR may have planted a
+ * outdir.h - the output files of `rdmig recv` and `recv --qemu` in --out DIR.
+ * Whoever else can write into DIR may have planted a
  * symlink, a FIFO or a file under an output's name; the rules below make
  * that harmless:
  *
