@@ -19,7 +19,7 @@
 #include <string.h>
 #include "conn.h"
 #include "images_records.h"
-#include "images_verdict.h"
+#include "images_int.h"
 #include "log.h"
 #include "rdmig/images.h"
 #include "rdmig/private.h"
@@ -354,67 +354,17 @@ static int verdict_wait_ms(const struct rdmig_images_source *s)
 	return conn_ms > DEFAULT_VERDICT_WAIT_MS ? conn_ms : DEFAULT_VERDICT_WAIT_MS;
 }
 
-/* No verdict came: what ended the wait decides the code, and whether the
- * destination committed is unknown. */
-static int verdict_unknown(struct rdmig_images_source *s, int ret)
-{
-	s->verdict.state = RDMIG_VERDICT_UNKNOWN;
-	snprintf(s->verdict.reason, sizeof(s->verdict.reason), "%s", rdmig_conn_errmsg(s->conn));
-	snprintf(s->err, sizeof(s->err), "no verdict from the destination: %.300s; whether it "
-		 "committed the images is unknown", rdmig_conn_errmsg(s->conn));
-	s->engine_failed = true; /* nothing more to tell a peer that is gone */
-	return ret;
-}
-
-/* A verdict arrived: committed and equal to what was sent, or a failure. */
-static int take_verdict(struct rdmig_images_source *s, const struct rdmig_msg *m)
-{
-	struct verdict v;
-	char why[512];
-
-	if (verdict_decode(m->payload, m->len, &v, why, sizeof(why))) {
-		s->verdict.state = RDMIG_VERDICT_UNKNOWN;
-		snprintf(s->verdict.reason, sizeof(s->verdict.reason), "%s", why);
-		snprintf(s->err, sizeof(s->err), "the destination's verdict is malformed (%.300s): "
-			 "whether it committed the images is unknown", why);
-		return RDMIG_EPROTO;
-	}
-	if (v.outcome == VERDICT_FAILED) {
-		s->verdict.state = RDMIG_VERDICT_FAILED;
-		snprintf(s->verdict.reason, sizeof(s->verdict.reason), "%s", v.reason);
-		snprintf(s->err, sizeof(s->err), "the destination did not commit the images: %.400s",
-			 v.reason);
-		s->engine_failed = true; /* it failed, and knows */
-		return RDMIG_EPEER;
-	}
-	if (verdict_check(&v, s->o.digest, s->desc, s->n, why, sizeof(why))) {
-		s->verdict.state = RDMIG_VERDICT_FAILED;
-		snprintf(s->verdict.reason, sizeof(s->verdict.reason), "%s", why);
-		snprintf(s->err, sizeof(s->err), "%s", why);
-		s->engine_failed = true;
-		return RDMIG_EPROTO;
-	}
-	s->verdict.state = RDMIG_VERDICT_COMMITTED;
-	s->verdict.images = s->n;
-	s->verdict.bytes = s->st.bytes_total;
-	return 0;
-}
-
 /* After the trailer: the destination compares, commits durably and then
- * answers; empty QEMU_FILE messages are not expected here but harmless. */
+ * answers (images_source_verdict.c). */
 static int await_verdict(struct rdmig_images_source *s)
 {
-	struct rdmig_msg m;
-	int ret;
+	const struct verdict_sent sent = {s->o.digest, s->desc, s->n, s->st.bytes_total};
+	bool peer_knows;
+	int ret = rdmig__images_await_verdict(s->conn, verdict_wait_ms(s), &sent, &s->verdict,
+					      &peer_knows, s->err, sizeof(s->err));
 
-	do {
-		ret = rdmig__conn_take_unasked(s->conn, RDMIG_MSG_QEMU_FILE, verdict_wait_ms(s), &m);
-		if (ret)
-			return verdict_unknown(s, ret);
-	} while (!m.len && (ret = rdmig_recv(s->conn, RDMIG_MSG_QEMU_FILE, &m)) == 0 && !m.len);
-	if (ret)
-		return verdict_unknown(s, ret);
-	return take_verdict(s, &m);
+	s->engine_failed = ret && peer_knows;
+	return ret;
 }
 
 /* End of iteration, the last digests, the trailer. */
