@@ -492,6 +492,14 @@ void rdmig_conn_inline(const struct rdmig_conn *c, struct rdmig_inline_info *inf
  * (and *out zeroed) when the connection has no peer (not connected). */
 struct sockaddr_storage;
 int rdmig_conn_peer_addr(const struct rdmig_conn *c, struct sockaddr_storage *out);
+/* (0.3) Cancel the connection, from any thread or a signal handler: every
+ * wait on it (rdmig_recv, the engines' waits, the images destination and
+ * source over it) returns RDMIG_ECANCELED at once, and the engines stop
+ * serving (a COMPRESS being zeroed stops within a slice).  It stays
+ * cancelled: what is left is rdmig_conn_destroy.  The per-connection
+ * counterpart of opts.cancel_fd, for a server that ends one source of
+ * many; NULL is ignored. */
+void rdmig_conn_cancel(struct rdmig_conn *c);
 /* The RDMA device the connection runs on ("rxe0"...). */
 const char *rdmig_conn_device(const struct rdmig_conn *c);
 

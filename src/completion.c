@@ -295,13 +295,14 @@ int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending)
 static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 {
 	/* The caller's cancel_fd ends the sleep; the wait then sees it. */
-	struct pollfd fds[4] = {
+	struct pollfd fds[5] = {
 		{.fd = c->send_cc->fd, .events = POLLIN},
 		{.fd = c->recv_cc->fd, .events = POLLIN},
 		{.fd = c->ec->fd, .events = POLLIN},
 		cancel_pollfd(&c->opts),
+		{.fd = c->cancel_efd, .events = POLLIN}, /* rdmig_conn_cancel */
 	};
-	int n = poll(fds, 4, timeout_ms);
+	int n = poll(fds, 5, timeout_ms);
 
 	if (n < 0)
 		return errno == EINTR ? 0 : rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
@@ -370,7 +371,7 @@ int rdmig__conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, c
 			ret = rdmig__conn_reap(c);
 		if (ret || cond(c, arg))
 			return ret;
-		if (wait_cancelled(&c->opts))
+		if (conn_cancelled(c))
 			return rdmig__fail(&c->opts, c->errmsg, RDMIG_ECANCELED,
 					   "cancelled while waiting for %s", what);
 		int64_t left = deadline - now_ms();

@@ -9,10 +9,12 @@
 #define RDMIG_CONN_H
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include "log.h"
+#include "opts.h"
 #include "rdmig.h"
 
 /* The engines (engine.h) reach a connection only through engine_io.h. */
@@ -121,7 +123,21 @@ struct rdmig_conn {
 	 * completion channels, and an eventfd in it that says "work already
 	 * pending" when no channel can. */
 	int epfd, kickfd;
+
+	/* rdmig_conn_cancel, from any thread: the flag every wait and the
+	 * engines over this connection look at, and an eventfd the waits
+	 * poll so that one asleep wakes at once (-1 when none could be made:
+	 * the flag alone then ends a wait at its next slice). */
+	atomic_bool cancelled;
+	int cancel_efd;
 };
+
+/* Whether the connection's own waits must end: its opts (cancel,
+ * cancel_fd) or rdmig_conn_cancel. */
+static inline bool conn_cancelled(const struct rdmig_conn *c)
+{
+	return atomic_load(&c->cancelled) || wait_cancelled(&c->opts);
+}
 
 /*
  * ibv_post_send/ibv_post_recv/ibv_req_notify_cq are documented to return a

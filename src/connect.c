@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cm_event.h"
 #include "conn.h"
 #include "qp_transport.h"
@@ -306,7 +307,22 @@ void rdmig_conn_destroy(struct rdmig_conn *c)
 	if (c->ec)
 		rdma_destroy_event_channel(c->ec);
 	rdmig__conn_fd_close(c);
+	if (c->cancel_efd >= 0)
+		close(c->cancel_efd);
 	free(c);
+}
+
+/* Async-signal-safe and thread-safe: an atomic store and a write(2). */
+void rdmig_conn_cancel(struct rdmig_conn *c)
+{
+	uint64_t one = 1;
+
+	if (!c)
+		return;
+	atomic_store(&c->cancelled, true);
+	if (c->cancel_efd >= 0 && write(c->cancel_efd, &one, sizeof(one)) < 0) {
+		/* full (already written many times) or gone: the flag says it */
+	}
 }
 
 const char *rdmig_conn_errmsg(const struct rdmig_conn *c)

@@ -315,7 +315,14 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
 	for (;;) {
 		struct rdmig_msg m;
 		bool ret_now = false;
-		int ret = take_message(d, &m, wait);
+		int ret;
+
+		/* a source that keeps us busy with messages that raise no event
+		 * (REGISTER, COMPRESS, UNREGISTER) must not outlast a cancel: the
+		 * waits see it only when they sleep */
+		if (engine_cancelled(&d->io))
+			return engine_fail(&d->io, RDMIG_ECANCELED, "cancelled while serving the source");
+		ret = take_message(d, &m, wait);
 
 		if (ret == RDMIG_EDISCONNECTED) {
 			*ev = (struct rdmig_event){.type = RDMIG_EV_END};

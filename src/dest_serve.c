@@ -292,7 +292,7 @@ static int serve_compress(struct rdmig_dest *d, uint32_t i, const struct rdmig_c
 				    "record %ld's; the ranges of one message must not overlap", i,
 				    (unsigned long long)cp->offset, (unsigned long long)cp->length,
 				    cp->block_index, other);
-	if (!rdmig__engine_zero_range(b->host + rel, cp->length, d->io.opts, &written))
+	if (!rdmig__engine_zero_range(b->host + rel, cp->length, &d->io, &written))
 		return engine_fail(&d->io, RDMIG_ECANCELED,
 				   "cancelled while zeroing COMPRESS record %u (%llu bytes of %s)",
 				   i, (unsigned long long)cp->length, b->name);

@@ -108,7 +108,7 @@ bool rdmig_is_zero(const void *mem, size_t len)
  * every ZERO_SLICE bytes.  *written counts the bytes that were not zero
  * (the only ones that moved data: the progress deadline charges the rest).
  * Returns false when cancelled. */
-bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts,
+bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct engine_io *io,
 			      uint64_t *written)
 {
 	const uint64_t page = 4096;
@@ -127,7 +127,7 @@ bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts 
 		since_look += n;
 		if (since_look >= ZERO_SLICE) {
 			since_look = 0;
-			if (wait_cancelled(opts))
+			if (engine_cancelled(io))
 				return false;
 		}
 	}

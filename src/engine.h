@@ -78,9 +78,16 @@ int rdmig__engine_reg_failed(const struct engine_io *io, const char *what, const
 /* Record a failure in io->errmsg, log it, return code (rdmig__fail). */
 #define engine_fail(io, ...) rdmig__fail((io)->opts, (io)->errmsg, __VA_ARGS__)
 
+/* Whether the engine must stop: the caller's opts (cancel, cancel_fd) or
+ * the connection's cancel. */
+static inline bool engine_cancelled(const struct engine_io *io)
+{
+	return wait_cancelled(io->opts) || (io->cancel && atomic_load(io->cancel));
+}
+
 /* Zero [p, p + len) without touching pages already zero (the destination's
- * COMPRESS), looking at opts->cancel as it goes; false when cancelled. */
-bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct rdmig_opts *opts,
+ * COMPRESS), looking at engine_cancelled as it goes; false when cancelled. */
+bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct engine_io *io,
 			      uint64_t *written);
 double rdmig__engine_now_us(void);
 

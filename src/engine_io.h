@@ -16,6 +16,7 @@
 #ifndef RDMIG_ENGINE_IO_H
 #define RDMIG_ENGINE_IO_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "rdmig.h"
@@ -101,6 +102,10 @@ struct engine_io {
 	const struct rdmig_opts *opts;
 	char *errmsg;
 	const struct rdmig_caps *caps;
+	/* The connection's own cancel (rdmig_conn_cancel), set from any
+	 * thread; NULL: none.  The engines look at it between messages and
+	 * while zeroing, beside opts->cancel and opts->cancel_fd. */
+	const atomic_bool *cancel;
 };
 
 /* The engines' constructors over any engine_io (copied: the struct need

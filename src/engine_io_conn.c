@@ -136,7 +136,7 @@ static const struct engine_io_ops conn_io_ops = {
 
 static struct engine_io conn_io(struct rdmig_conn *c)
 {
-	return (struct engine_io){&conn_io_ops, c, &c->opts, c->errmsg, &c->caps};
+	return (struct engine_io){&conn_io_ops, c, &c->opts, c->errmsg, &c->caps, &c->cancelled};
 }
 
 int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t nblocks,

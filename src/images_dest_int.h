@@ -59,11 +59,12 @@ static inline int sink_code(int ret)
 }
 
 /* Cancelled by rdmig_images_dest_cancel, or by the connection's
- * opts.cancel (which the engine's own waits look at). */
+ * opts.cancel or rdmig_conn_cancel (which the engine's own waits look at). */
 static inline bool is_cancelled(struct rdmig_images_dest *d)
 {
 	return atomic_load(&d->cancelled) ||
-	       (d->conn && d->conn->opts.cancel && *d->conn->opts.cancel);
+	       (d->conn && ((d->conn->opts.cancel && *d->conn->opts.cancel) ||
+			    atomic_load(&d->conn->cancelled)));
 }
 
 static inline int cancelled(struct rdmig_images_dest *d)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 #include "conn.h"
 #include "inline_ladder.h"
@@ -39,6 +40,10 @@ int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct
 		return ret;
 	}
 	c->epfd = c->kickfd = -1; /* rdmig_conn_fd makes them */
+	atomic_init(&c->cancelled, false);
+	/* made with the handle: rdmig_conn_cancel may come from another
+	 * thread at any time, and must not race to make it */
+	c->cancel_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	*out = c;
 	return 0;
 }

@@ -288,6 +288,7 @@ static void *source_thread(void *arg)
 {
 	struct source *src = arg;
 	struct serve *sv = src->sv;
+	struct rdmig_conn *conn;
 	char one = 1;
 
 	src->ret = make_source_dir(src) ? -1 : recv_receive(&src->s);
@@ -314,9 +315,10 @@ static void *source_thread(void *arg)
 	sv->mem_reserved -= src->mem;
 	sv->pins_reserved -= src->pins;
 	sv->running--;
-	pthread_mutex_unlock(&sv->lock);
-	rdmig_conn_destroy(src->s.conn);
+	conn = src->s.conn; /* under the lock: stop_sources may cancel it */
 	src->s.conn = NULL;
+	pthread_mutex_unlock(&sv->lock);
+	rdmig_conn_destroy(conn);
 	pthread_mutex_lock(&sv->lock);
 	src->done = true;
 	pthread_mutex_unlock(&sv->lock);
@@ -413,11 +415,16 @@ static void reap_sources(struct serve *sv)
 	pthread_mutex_unlock(&sv->lock);
 }
 
+/* The second signal: every source ends now.  The connection's cancel
+ * reaches the engine, which serves REGISTER, COMPRESS and UNREGISTER in
+ * its own loop without a step returning (where the flag is seen). */
 static void stop_sources(struct serve *sv)
 {
 	pthread_mutex_lock(&sv->lock);
-	for (struct source *src = sv->sources; src; src = src->next)
+	for (struct source *src = sv->sources; src; src = src->next) {
 		atomic_store(&src->hooks.stop, true);
+		rdmig_conn_cancel(src->s.conn); /* NULL once its thread let it go */
+	}
 	pthread_mutex_unlock(&sv->lock);
 }
 

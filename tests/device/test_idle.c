@@ -6,7 +6,15 @@
  * destination (rdmig_opts.idle_timeout_ms) and by `rdmig recv` and
  * `rdmig recv --qemu` (--idle-timeout).  Before issue 30 such a source
  * held the destination for ever: each keep-alive reset the wait.
+ *
+ * And a stop that reaches the engine: `rdmig recv --serve` without an
+ * idle timeout, held by a source of keep-alives (served by the engine in
+ * its own loop: no step returns), ends on a second SIGTERM within
+ * STOP_BOUND_MS, leaving nothing in --out.  Before rdmig_conn_cancel the
+ * second signal set a flag that only a step's progress callback read, and
+ * serve ran until the source let go.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
@@ -26,6 +34,8 @@
 #define SLACK_MS 1500
 /* The hostile source gives up after this long (the bug: never cut off). */
 #define HOSTILE_MAX_MS 30000
+/* serve must end this soon after its second signal (an emulated CPU). */
+#define STOP_BOUND_MS 5000
 
 static double now_ms(void)
 {
@@ -205,6 +215,106 @@ static void recv_ends_a_source_of_keep_alives(const struct dev *dev, bool qemu)
 	CHECK(took < IDLE_S * 1000 + SLACK_MS + 1000);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 0);
 	CHECK(file_says(errpath, "moved no data"));
+	nftw(dir, remove_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Start `rdmig recv --serve --idle-timeout 0` on dev at port. */
+static pid_t start_serve(const struct dev *dev, const char *port, const char *out,
+			 const char *errpath)
+{
+	char tool[] = RDMIG_TOOL, recv[] = "recv", serve[] = "--serve", listen_opt[] = "--listen",
+	     out_opt[] = "--out", idle_opt[] = "--idle-timeout", idle[] = "0",
+	     timeout_opt[] = "--timeout", timeout[] = "20", listen[128], outdir[64];
+	char *argv[] = {tool, recv, serve, listen_opt, listen, out_opt, outdir, idle_opt, idle,
+			timeout_opt, timeout, NULL};
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+
+	snprintf(listen, sizeof(listen), "%s:%s", dev->ip, port);
+	snprintf(outdir, sizeof(outdir), "%s", out);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errpath, O_WRONLY | O_CREAT | O_TRUNC,
+					 0600);
+	if (posix_spawn(&pid, RDMIG_TOOL, &fa, NULL, argv, environ))
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	return pid;
+}
+
+/* Keep-alives until serve exits: when it did (ms), or -1 when it never
+ * did while the source held on; *status its wait status. */
+static double keep_alives_until_exit(struct rdmig_conn *c, pid_t pid, int *status)
+{
+	struct timespec pace = {0, KEEP_ALIVE_MS * 1000000L};
+	double t0 = now_ms();
+
+	while (now_ms() - t0 < HOSTILE_MAX_MS) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return now_ms();
+		/* once cancelled, serve's end of the connection is gone: the
+		 * sends fail, the source only waits */
+		(void)rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0, NULL});
+		nanosleep(&pace, NULL);
+	}
+	return -1;
+}
+
+static int count_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0; /* serve removed the --out it made */
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+DEVICE_TEST(serve_stops_a_busy_source_on_a_second_signal)
+{
+	char dir[] = "/tmp/rdmig-stop-XXXXXX", out[64], errpath[64], port[8];
+	struct timespec settle = {1, 0}, between = {0, 300 * 1000000L};
+	struct rdmig_conn *c = NULL;
+	double sent_second, ended;
+	int status = 0;
+	pid_t pid;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	snprintf(port, sizeof(port), "%d", 23610 + (strcmp(dev->kind, "siw") ? 0 : 50));
+	pid = start_serve(dev, port, out, errpath);
+	CHECK(pid > 0);
+	if (connect_when_listening(dev, port, &c)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		CHECK_FAIL_AT("recv --serve never listened on %s", port);
+	}
+	/* the source is being served: keep-alives, then the two signals */
+	for (int i = 0; i < 5; i++)
+		CHECK_OK(rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0, NULL}));
+	nanosleep(&settle, NULL);
+	CHECK_OK(kill(pid, SIGTERM));
+	nanosleep(&between, NULL);
+	CHECK_OK(rdmig_send(c, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0, NULL}));
+	CHECK_OK(kill(pid, SIGTERM));
+	sent_second = now_ms();
+	ended = keep_alives_until_exit(c, pid, &status);
+	rdmig_conn_destroy(c);
+	if (ended < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	fprintf(stderr, "%s: recv --serve ended %.0f ms after its second SIGTERM (bound %d ms)\n",
+		dev->name, ended < 0 ? -1 : ended - sent_second, STOP_BOUND_MS);
+	CHECK(ended > 0);
+	CHECK(ended - sent_second < STOP_BOUND_MS);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	CHECK(file_says(errpath, "no new source"));
+	CHECK_EQ(count_entries(out), 0); /* no source directory, no temporary */
 	nftw(dir, remove_one, 8, FTW_DEPTH | FTW_PHYS);
 }
 

@@ -289,7 +289,8 @@ static const struct engine_io_ops fake_ops = {
 
 struct engine_io fake_io_of(struct fake_conn *conn)
 {
-	return (struct engine_io){&fake_ops, conn, &conn->opts, conn->errmsg, &conn->caps};
+	return (struct engine_io){&fake_ops, conn, &conn->opts, conn->errmsg, &conn->caps,
+				  &conn->cancelled};
 }
 
 void fake_frames_add(struct fake_frames *q, uint32_t type, uint32_t repeat, const void *payload,

@@ -17,6 +17,7 @@
 #ifndef RDMIG_FAKE_IO_H
 #define RDMIG_FAKE_IO_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ struct fake_conn {
 	char errmsg[RDMIG_ERRMSG_SIZE];
 	struct rdmig_caps caps;
 	bool established;
+	atomic_bool cancelled; /* rdmig_conn_cancel's flag (engine_io.cancel) */
 };
 
 #define FAKE_MAX_REPLIES 8

@@ -12,11 +12,16 @@
  *  - The re-registration budget (rdmig_opts.repin_budget): a source that
  *    unregisters and registers the same chunk again is refused at the
  *    re-registration past the budget, with ERROR to it; -1 lifts it.
+ *  - The connection's cancel (rdmig_conn_cancel, engine_io.cancel): a
+ *    source that keeps the engine busy with messages that raise no event
+ *    is ended between two of them, and a long COMPRESS within a slice.
  */
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
 #include "check.h"
 #include "dest_idle.h"
+#include "engine.h"
 #include "fake_io.h"
 #include "opts.h"
 
@@ -31,6 +36,7 @@ struct run {
 	int sleep_ms; /* before each message after the first: the source's pace */
 	unsigned delivered;
 	bool dirty_first_byte; /* write block[0] before each message */
+	unsigned cancel_at;    /* cancel the connection before this message (0: never) */
 };
 
 static bool next_frame(void *ctx, const uint8_t **buf, size_t *len)
@@ -50,6 +56,8 @@ static void before_recv(void *ctx)
 		nanosleep(&ts, NULL);
 	if (r->dirty_first_byte)
 		r->block[0] = 0x5a;
+	if (r->cancel_at && fake.recvs == r->cancel_at)
+		atomic_store(&r->conn.cancelled, true); /* as another thread would */
 }
 
 static void delivered(void *ctx, int rc, const struct rdmig_msg *m)
@@ -291,6 +299,57 @@ TEST(without_an_idle_timeout_keep_alives_are_served)
 	CHECK_EQ(run(&r), 0);
 	CHECK_EQ(r.delivered, 21);
 	finish(&r);
+}
+
+/* ------------------------------------------------------- the cancel -- */
+
+/* A source that sends COMPRESS after COMPRESS raises no event the caller
+ * would see (no step returns): the connection's cancel must still end it,
+ * between two messages, with ECANCELED, and not serve the rest. */
+TEST(a_cancel_of_the_connection_ends_a_source_of_only_compress)
+{
+	static struct run r;
+	struct rdmig_compress cp = {0, 0, 0, 1};
+	uint8_t rec[RDMIG_COMPRESS_SIZE];
+
+	rdmig_encode_compress(&cp, rec);
+	start(&r, 0, RDMIG_REPIN_BUDGET, 0);
+	r.cancel_at = 5;
+	r.dirty_first_byte = true;
+	for (int i = 0; i < 30; i++)
+		fake_frames_add(&r.q, RDMIG_MSG_COMPRESS, 1, rec, sizeof(rec));
+	CHECK_EQ(run(&r), RDMIG_ECANCELED);
+	/* the cancel came while the sixth message was asked for (the RAM_BLOCKS
+	 * request and five COMPRESS): that one is served, none after it */
+	CHECK_EQ(r.delivered, 6);
+	CHECK_STR_CONTAINS(rdmig_dest_errmsg(r.d), "cancelled");
+	finish(&r);
+}
+
+/* Zeroing a long range looks at the connection's cancel every slice: it
+ * stops with most of a 64 MiB range left as it was. */
+TEST(a_cancel_of_the_connection_stops_zeroing)
+{
+	const uint64_t len = 64 * MIB;
+	struct fake_conn conn;
+	struct engine_io io;
+	uint64_t written = 0;
+	uint8_t *p = malloc(len);
+
+	CHECK(p != NULL);
+	memset(p, 0x5a, len);
+	memset(&conn, 0, sizeof(conn));
+	rdmig_opts_init(&conn.opts);
+	io = fake_io_of(&conn);
+	CHECK(rdmig__engine_zero_range(p, len, &io, &written));
+	CHECK_EQ(written, len);
+	memset(p, 0x5a, len);
+	written = 0;
+	atomic_store(&conn.cancelled, true);
+	CHECK(!rdmig__engine_zero_range(p, len, &io, &written));
+	CHECK(written <= 2 * MIB);
+	CHECK_EQ(p[len - 1], 0x5a);
+	free(p);
 }
 
 /* ------------------------------------------------- RAM_BLOCKS_RESULT -- */
