@@ -105,6 +105,32 @@ static void span_checked(void *ctx, const struct rdmig_hash_job *j)
 		atomic_compare_exchange_strong(&d->write_err, &none, sink_code(ret));
 }
 
+/* One hashing thread's copy: a span, but no more than the largest block
+ * (a span never crosses a block's end). */
+static uint64_t copy_len(uint32_t span_shift, const struct rdmig_imgs_block *blocks, uint32_t n)
+{
+	uint64_t span = 1ull << span_shift, largest = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (blocks[i].length > largest)
+			largest = blocks[i].length;
+	return span < largest ? span : largest;
+}
+
+uint64_t rdmig_images_dest_copy_bytes(const struct rdmig_images_dest_opts *o,
+				      const struct rdmig_imgs_params *prm,
+				      const struct rdmig_imgs_block *blocks, uint32_t n)
+{
+	unsigned threads;
+
+	if (!o || !prm || !o->verify || prm->digest == RDMIG_DIGEST_OFF || (n && !blocks))
+		return 0;
+	threads = o->hash_threads ? o->hash_threads : rdmig_hash_pool_default_threads();
+	if (threads > RDMIG_HASH_POOL_MAX_THREADS)
+		threads = RDMIG_HASH_POOL_MAX_THREADS;
+	return (uint64_t)threads * copy_len(prm->span_shift, blocks, n);
+}
+
 /* Hash the spans as their records arrive, each from a private copy. */
 static int start_verify(struct rdmig_images_dest *d)
 {
@@ -116,7 +142,9 @@ static int start_verify(struct rdmig_images_dest *d)
 		return RDMIG_ENOMEM;
 	d->st.digest = alg;
 	d->st.hash_threads = d->vf.threads;
-	if (d->vf.pool && rdmig_hash_pool_set_copy(d->vf.pool, (size_t)1 << d->ps.prm.span_shift,
+	if (d->vf.pool && rdmig_hash_pool_set_copy(d->vf.pool,
+						   (size_t)copy_len(d->ps.prm.span_shift, d->ps.blocks,
+								    d->ps.count),
 						   d->err, sizeof(d->err)))
 		return RDMIG_ENOMEM;
 	return 0;

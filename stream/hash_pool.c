@@ -11,7 +11,7 @@
 #include <rdmig/imgstream.h>
 #include "stream_clock.h"
 
-#define MAX_THREADS 8
+#define MAX_THREADS RDMIG_HASH_POOL_MAX_THREADS
 
 struct rdmig_hash_pool {
 	enum rdmig_digest_alg alg;

@@ -270,6 +270,14 @@ int rdmig_images_dest_run(struct rdmig_images_dest *d, rdmig_images_progress_fn 
 			  void *ctx);
 /* As rdmig_images_source_cancel. */
 void rdmig_images_dest_cancel(struct rdmig_images_dest *d);
+/* (0.3) The memory a destination with options o allocates beyond the
+ * blocks for the header prm, blocks[0..n): each hashing thread's private
+ * copy of a span (the span size is the source's, up to 1 GiB), at most the
+ * largest block; 0 when it does not verify.  A server admits a source
+ * against this plus its blocks' bytes. */
+uint64_t rdmig_images_dest_copy_bytes(const struct rdmig_images_dest_opts *o,
+				      const struct rdmig_imgs_params *prm,
+				      const struct rdmig_imgs_block *blocks, uint32_t n);
 /* The blocks of the header (NULL and *n = 0 before it). */
 const struct rdmig_imgs_block *rdmig_images_dest_blocks(const struct rdmig_images_dest *d,
 							uint32_t *n);

@@ -310,6 +310,8 @@ struct rdmig_hash_pool;
  * The library reads no environment: a caller with its own knob (rdmig's
  * RDMIG_HASH_THREADS) passes the number it wants. */
 unsigned rdmig_hash_pool_default_threads(void);
+/* The most threads a pool runs (more asked for are this many). */
+#define RDMIG_HASH_POOL_MAX_THREADS 8u
 
 /* 0, or -1 with a message in err (out of memory, or no thread could be
  * started; none runs then, and *out is NULL). */

@@ -467,4 +467,33 @@ TEST(options_and_sink_are_checked)
 	fake_end();
 }
 
+/* The hashing copies a server must admit beside the blocks: one span per
+ * thread, but never more than the largest block, none without
+ * verification.  A source's span may be 1 GiB: its copies were a whole
+ * span each, whatever the blocks. */
+TEST(hashing_copies_are_a_span_per_thread_at_most_the_largest_block)
+{
+	const uint64_t mib = 1ull << 20, gib = 1ull << 30;
+	struct rdmig_imgs_block small[2] = {{.length = 4 * mib}, {.length = mib}};
+	struct rdmig_imgs_block big[1] = {{.length = 2 * gib}};
+	struct rdmig_imgs_params prm = {.digest = RDMIG_DIGEST_XXH64, .span_shift = 30};
+	struct rdmig_images_dest_opts o;
+
+	rdmig_images_dest_opts_init(&o);
+	o.hash_threads = 4;
+	CHECK_EQ(rdmig_images_dest_copy_bytes(&o, &prm, small, 2), 16 * mib);
+	CHECK_EQ(rdmig_images_dest_copy_bytes(&o, &prm, big, 1), 4 * gib);
+	prm.span_shift = 20;
+	CHECK_EQ(rdmig_images_dest_copy_bytes(&o, &prm, big, 1), 4 * mib);
+	o.hash_threads = 100; /* the pool runs at most its maximum */
+	CHECK_EQ(rdmig_images_dest_copy_bytes(&o, &prm, big, 1),
+		 RDMIG_HASH_POOL_MAX_THREADS * mib);
+	o.verify = false;
+	CHECK_EQ(rdmig_images_dest_copy_bytes(&o, &prm, big, 1), 0);
+	o.verify = true;
+	prm.digest = RDMIG_DIGEST_OFF;
+	CHECK_EQ(rdmig_images_dest_copy_bytes(&o, &prm, big, 1), 0);
+	CHECK_EQ(rdmig_images_dest_copy_bytes(NULL, &prm, big, 1), 0);
+}
+
 CHECK_MAIN()
