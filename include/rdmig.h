@@ -364,6 +364,13 @@ struct rdmig_opts {
 	 * when both sides set it; a caller of the bare engine must not set it.
 	 * Added in 0.3. */
 	bool verdict;
+	/* Destination: end the source this long after the engine was made
+	 * (rdmig_dest_create), whatever it moved (default 0: never; < 0 is
+	 * refused), with RDMIG_ETIMEDOUT and ERROR to it.  idle_timeout_ms
+	 * does not bound a source that moves one stream byte per idle period;
+	 * this does.  A server sets it to the longest a source may hold a
+	 * slot.  Added in 0.3. */
+	int deadline_ms;
 };
 
 /* The default rdmig_opts.repin_budget: 4096 chunks (4 GiB at 1 MiB

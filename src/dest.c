@@ -51,6 +51,8 @@ int rdmig__dest_create(const struct engine_io *io, struct rdmig_dest **out)
 	d->io = *io;
 	d->shift = engine_chunk_shift(io->opts->chunk_size);
 	dest_idle_start(&d->idle, io->opts->idle_timeout_ms, rdmig__engine_now_us());
+	if (io->opts->deadline_ms > 0)
+		d->deadline_us = rdmig__engine_now_us() + io->opts->deadline_ms * 1000.0;
 	*out = d;
 	return 0;
 }
@@ -266,16 +268,42 @@ static int idle_expired(struct rdmig_dest *d)
 			    d->idle_msgs, d->idle_msgs == 1 ? "" : "s");
 }
 
-/* Take the next message, waiting no later than the progress deadline. */
+/* The source's overall deadline (rdmig_opts.deadline_ms): ms left, -1
+ * without one, 0 once passed. */
+static int deadline_left_ms(const struct rdmig_dest *d)
+{
+	double left_us = d->deadline_us - rdmig__engine_now_us();
+
+	if (!d->deadline_us)
+		return -1;
+	return left_us <= 0 ? 0 : (int)((left_us + 999.0) / 1000.0);
+}
+
+static int deadline_expired(struct rdmig_dest *d)
+{
+	return rdmig__engine_abort(&d->io, RDMIG_ETIMEDOUT,
+				   "the source was served for the whole deadline of %.1f s, whatever "
+				   "it moved", d->io.opts->deadline_ms / 1000.0);
+}
+
+/* Take the next message, waiting no later than the progress deadline or
+ * the overall one. */
 static int take_message(struct rdmig_dest *d, struct rdmig_msg *m, bool wait)
 {
 	int left = dest_idle_left_ms(&d->idle, rdmig__engine_now_us());
+	int whole = deadline_left_ms(d);
 	int ret;
 
+	if (!whole)
+		return deadline_expired(d);
 	if (!left)
 		return idle_expired(d);
+	if (whole > 0 && (left < 0 || whole < left))
+		left = whole;
 	ret = wait ? d->io.ops->recv(d->io.ctx, RDMIG_MSG_NONE, left, m)
 		   : d->io.ops->try_recv(d->io.ctx, RDMIG_MSG_NONE, m);
+	if (ret == RDMIG_ETIMEDOUT && !deadline_left_ms(d))
+		return deadline_expired(d);
 	if (ret == RDMIG_ETIMEDOUT && dest_idle_expired(&d->idle, rdmig__engine_now_us()))
 		return idle_expired(d);
 	return ret;

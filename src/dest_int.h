@@ -39,6 +39,7 @@ struct rdmig_dest {
 	struct dest_events events; /* what the caller asked to hear of, queued */
 	int failed;           /* the code rdmig_dest_next failed with (sticky) */
 	struct dest_idle idle; /* the progress deadline */
+	double deadline_us;   /* the source's overall deadline (engine clock); 0: none */
 	bool progress;        /* the message at hand moved data */
 	unsigned idle_msgs;   /* messages since the last progress */
 	uint64_t repins;      /* chunks registered again after UNREGISTER */

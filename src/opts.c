@@ -95,6 +95,9 @@ int rdmig__opts_copy(struct rdmig_opts *dst, const struct rdmig_opts *src, char 
 	if (o.idle_timeout_ms < 0)
 		return rdmig__fail(&o, errmsg, RDMIG_EINVAL,
 				   "idle timeout %d ms: 0 (none) or more", o.idle_timeout_ms);
+	if (o.deadline_ms < 0)
+		return rdmig__fail(&o, errmsg, RDMIG_EINVAL,
+				   "deadline %d ms: 0 (none) or more", o.deadline_ms);
 	if (o.repin_budget < -1)
 		return rdmig__fail(&o, errmsg, RDMIG_EINVAL,
 				   "re-registration budget %d: -1 (no limit), 0 or more",

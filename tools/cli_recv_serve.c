@@ -59,6 +59,11 @@
 #include "recv_serve.h"
 
 #define SERVE_DEFAULT_SOURCES 4
+/* The longest one source may hold its slot, whatever it moves (one
+ * stream byte per idle period keeps --idle-timeout away): a day, far
+ * beyond any real migration's, and a week at most (an int of ms). */
+#define SERVE_DEFAULT_DEADLINE_S 86400
+#define SERVE_MAX_DEADLINE_S (7 * 86400)
 #define SERVE_MAX_SOURCES 64
 
 /* ------------------------------------------------------------ options -- */
@@ -67,6 +72,7 @@ static void serve_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig recv --serve --listen ADDR:PORT --out DIR [--max-sources N]\n"
 		   "                  [--serve-max-total SIZE] [--serve-max-pinned SIZE]\n"
+		   "                  [--source-deadline S]\n"
 		   "                  [--pin-all] [--inline auto|0|N] [--json] [--timeout S]\n"
 		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force] [--no-sync]\n"
 		   "                  [--verify on|off] [--chunk-size SIZE] [-v]\n"
@@ -83,6 +89,8 @@ static void serve_usage(FILE *f)
 		   "  --max-total N   most bytes one source may ask for (as plain recv)\n"
 		   "  --timeout S     give up on a source that stays silent this long (default %d)\n"
 		   "  --idle-timeout S  end a source that moves no data this long (as plain recv)\n"
+		   "  --source-deadline S  end a source served this long, whatever it moves\n"
+		   "                  (0: never; default %d, a day)\n"
 		   "  --pin-all, --inline, --chunk-size, --allow A[/N], --force, --no-sync,\n"
 		   "  --verify on|off:\n"
 		   "                  per source, as plain recv (rdmig recv --help)\n"
@@ -94,10 +102,11 @@ static void serve_usage(FILE *f)
 		   "SIGINT or SIGTERM drains: no new source, the running ones finish; a second\n"
 		   "signal aborts them.  Exit status: 0 when every accepted source succeeded, 1\n"
 		   "when one failed or was refused, 128 + the signal after a second signal.\n",
-		SERVE_MAX_SOURCES, SERVE_DEFAULT_SOURCES, MIG_DEFAULT_TIMEOUT_S);
+		SERVE_MAX_SOURCES, SERVE_DEFAULT_SOURCES, MIG_DEFAULT_TIMEOUT_S,
+		SERVE_DEFAULT_DEADLINE_S);
 }
 
-enum { OPT_SERVE = 0x100, OPT_MAX_SOURCES, OPT_SERVE_TOTAL, OPT_SERVE_PINNED };
+enum { OPT_SERVE = 0x100, OPT_MAX_SOURCES, OPT_SERVE_TOTAL, OPT_SERVE_PINNED, OPT_DEADLINE };
 
 static int serve_option(struct serve *sv, int c, const char *arg)
 {
@@ -111,6 +120,12 @@ static int serve_option(struct serve *sv, int c, const char *arg)
 			return cli_usage("--max-sources '%s': takes a number from 1 to %d", arg,
 					 SERVE_MAX_SOURCES);
 		sv->max_sources = (unsigned)n;
+		return 0;
+	case OPT_DEADLINE:
+		if (cli_parse_long(arg, 0, SERVE_MAX_DEADLINE_S, &n))
+			return cli_usage("--source-deadline '%s': takes whole seconds from 0 (never) "
+					 "to %d", arg, SERVE_MAX_DEADLINE_S);
+		sv->a.m.opts.deadline_ms = (int)n * 1000;
 		return 0;
 	case OPT_SERVE_TOTAL:
 	case OPT_SERVE_PINNED: {
@@ -142,12 +157,14 @@ static int parse_serve_args(int argc, char **argv, struct serve *sv)
 		{"max-sources", required_argument, NULL, OPT_MAX_SOURCES},
 		{"serve-max-total", required_argument, NULL, OPT_SERVE_TOTAL},
 		{"serve-max-pinned", required_argument, NULL, OPT_SERVE_PINNED},
+		{"source-deadline", required_argument, NULL, OPT_DEADLINE},
 		MIG_PROGRESS_OPTION,
 		{NULL, 0, NULL, 0}};
 	int c, r = 0;
 
 	recv_args_init(&sv->a);
 	sv->a.m.opts.verdict = true; /* each source hears whether we committed */
+	sv->a.m.opts.deadline_ms = SERVE_DEFAULT_DEADLINE_S * 1000;
 	if (cli_wants_help(argc, argv)) {
 		serve_usage(stdout);
 		return 1;

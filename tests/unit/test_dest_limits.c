@@ -301,6 +301,49 @@ TEST(without_an_idle_timeout_keep_alives_are_served)
 	finish(&r);
 }
 
+/* ------------------------------------------------- the overall deadline -- */
+
+/* A source that sends stream bytes at a steady pace moves data, so the
+ * idle deadline never ends it; the overall deadline does, with ERROR. */
+TEST(the_overall_deadline_ends_a_source_that_trickles_bytes)
+{
+	static struct run r;
+	uint8_t byte = 0x42;
+	double t0;
+
+	start(&r, 300, RDMIG_REPIN_BUDGET, 50);
+	r.conn.opts.deadline_ms = 400;
+	rdmig_dest_destroy(r.d); /* the deadline is the engine's from its creation */
+	CHECK_OK(rdmig__dest_create(&fake.io, &r.d));
+	{
+		struct rdmig_block b = {"ram", r.block, BLOCK_LEN, 0};
+
+		CHECK_OK(rdmig_dest_set_blocks(r.d, &b, 1));
+	}
+	for (int i = 0; i < 25; i++) /* 1.25 s of bytes at 50 ms */
+		fake_frames_add(&r.q, RDMIG_MSG_QEMU_FILE, 1, &byte, 1);
+	t0 = now_ms();
+	CHECK_EQ(run(&r), RDMIG_ETIMEDOUT);
+	CHECK(now_ms() - t0 < 1500);
+	CHECK(r.delivered < 20);
+	CHECK_EQ(fake.errors_sent, 1);
+	CHECK_STR_CONTAINS(rdmig_dest_errmsg(r.d), "whole deadline of 0.4 s");
+	finish(&r);
+}
+
+/* A deadline below 0 is refused; 0 (the default) is none. */
+TEST(the_overall_deadline_is_checked)
+{
+	struct rdmig_opts o, copy;
+	char err[RDMIG_ERRMSG_SIZE];
+
+	rdmig_opts_init(&o);
+	CHECK_EQ(o.deadline_ms, 0);
+	o.deadline_ms = -1;
+	CHECK_EQ(rdmig__opts_copy(&copy, &o, err), RDMIG_EINVAL);
+	CHECK_STR_CONTAINS(err, "deadline");
+}
+
 /* ------------------------------------------------------- the cancel -- */
 
 /* A source that sends COMPRESS after COMPRESS raises no event the caller
