@@ -6,7 +6,7 @@
 # all three alike:
 #   stock   QEMU 10.2.2 built from the same source without the series
 #   inline  10.2.2 with qemu/*.patch (scripts/qemu-inline)
-#   off     the same patched binary with -global migration.x-rdma-inline=off
+#   off     the same patched binary with -global migration.x-rdma-max-inline=0
 # on each device, with dynamic registration and with pin-all, for
 #   - a stopped VM whose RAM is RDMIG_BENCH_AB_MIB (256) MiB of random and
 #     zero chunks (tests/interop/ramimage.py): migration time (total-time);
@@ -35,7 +35,7 @@ ab_qemu() {
 	case $flavour in
 	stock) bin=${QEMU_BIN[10.2.2]} ;;
 	inline) bin=${QEMU_BIN[inline]} ;;
-	off) bin=${QEMU_BIN[inline]}; extra=(-global migration.x-rdma-inline=off) ;;
+	off) bin=${QEMU_BIN[inline]}; extra=(-global migration.x-rdma-max-inline=0) ;;
 	esac
 	extra+=(-msg timestamp=on -trace 'qemu_rdma_write_one_sendreg' -trace 'qemu_rdma_write_one_recvregres'
 		-D "$OUT/$tag.trace")

@@ -755,7 +755,7 @@ def qemu_ab_part(out, res):
         g["downtime"].append(x.get("downtime"))
     rows = []
     print("\n## The inline series: QEMU 10.2.2 -> itself, stock / inline / inline off "
-          "(x-rdma-inline=off), %d rounds interleaved; medians" % d["rounds"])
+          "(x-rdma-max-inline=0), %d rounds interleaved; medians" % d["rounds"])
     print("stopped: a %d MiB VM, time = total-time; live: the dirtier guest (64 MiB), "
           "downtime.  sends: control messages inline/copied per side (trace, round 1);\n"
           "QP: asked/written back/granted/tries; REGISTER round trip (source trace "

@@ -23,7 +23,7 @@
 #     to_11, from_11, to_11_pin_all, from_11_pin_all
 #                 patched <-> Debian's stock QEMU 11.1, both on the machine
 #                 type pc-i440fx-10.2 (dynamic, pin-all)
-#     off         patched -> patched with -global migration.x-rdma-inline=off
+#     off         patched -> patched with -global migration.x-rdma-max-inline=0
 #                 on both sides: nothing may go inline
 #     postfail    patched -> patched, both under an LD_PRELOAD shim whose
 #                 device rejects every inline post (EINVAL at
@@ -109,8 +109,8 @@ case $MODE in
 	[ -x "$QEMU11" ] || { echo "FAIL - no QEMU 11.1: run scripts/qemu-peer 11.1 on the host first"; exit 1; }
 	;;
 esac
-"$PATCHED" -trace help 2>/dev/null | grep -q '^qemu_rdma_post_send_control_inline$' ||
-	{ echo "FAIL - $PATCHED has no qemu_rdma_post_send_control_inline trace event: not the patched QEMU"; exit 1; }
+"$PATCHED" -trace help 2>/dev/null | grep -q '^qemu_rdma_post_send_control_posted$' ||
+	{ echo "FAIL - $PATCHED has no qemu_rdma_post_send_control_posted trace event: not the patched QEMU"; exit 1; }
 echo "# patched: $("$PATCHED" --version | head -n1) ($PATCHED)"
 echo "# stock:   $("$STOCK" --version | head -n1)"
 [ -z "$QEMU11" ] || echo "# 11.1:    $("$QEMU11" --version | head -n1) ($QEMU11)"
@@ -147,11 +147,11 @@ vm() {
 }
 
 # migrate_pair TAG SRC_BIN DST_BIN REG INLINE: REG dynamic | pin_all,
-# INLINE on | off (x-rdma-inline of both sides).  Sets MRC (the source's
+# INLINE on | off (x-rdma-max-inline 40 or 0 on both sides).  Sets MRC (the source's
 # migrate), DST (the destination's incoming status).
 migrate_pair() {
 	local tag=$1 src=$2 dst=$3 reg=$4 inl=$5 attempt spid dpid
-	local knob=(-global "migration.x-rdma-inline=$inl")
+	local knob=(-global "migration.x-rdma-max-inline=0")
 	[ "$inl" = on ] && knob=()
 	ram_image "$MEM_MIB" "$WORK/$tag.src.ram" || { MRC=1 DST=none; return; }
 	for attempt in 1 2; do
@@ -184,7 +184,9 @@ migrate_pair() {
 count() { grep -c "$2" "$WORK/$1.trace" 2>/dev/null; } # TAG.SIDE PATTERN
 # by_type TAG.SIDE inline|copied: "READY 5, REGISTER RESULT 30" from the trace
 by_type() {
-	sed -n "s/.*qemu_rdma_post_send_control_[a-z]* CONTROL: \(.*\), [0-9]* bytes $2\$/\1/p" \
+	local flag=0
+	[ "$2" = inline ] && flag=1
+	sed -n "s/.*qemu_rdma_post_send_control_posted CONTROL: \(.*\), [0-9]* bytes, inline $flag\$/\1/p" \
 		"$WORK/$1.trace" | sort | uniq -c | awk '{ n = $1; $1 = ""; printf "%s%s %d", sep, substr($0, 2), n; sep = ", " }'
 }
 # granted TAG.SIDE: the inline size the QP was granted (the last QP's)
@@ -210,9 +212,9 @@ show_failure() {
 # check_side TAG SIDE KIND INLINE: KIND patched | stock
 check_side() {
 	local tag=$1 side=$2 kind=$3 inl=$4 t=$1.$2 n_in n_cp g
-	n_in=$(count "$t" 'qemu_rdma_post_send_control_inline ')
-	n_cp=$(count "$t" 'qemu_rdma_post_send_control_copy ')
-	echo "# $tag $side ($kind, x-rdma-inline=$inl): inline $n_in [$(by_type "$t" inline)], copied $n_cp [$(by_type "$t" copied)]"
+	n_in=$(count "$t" 'qemu_rdma_post_send_control_posted .*, inline 1$')
+	n_cp=$(count "$t" 'qemu_rdma_post_send_control_posted .*, inline 0$')
+	echo "# $tag $side ($kind, x-rdma-max-inline $([ "$inl" = on ] && echo 40 || echo 0)): inline $n_in [$(by_type "$t" inline)], copied $n_cp [$(by_type "$t" copied)]"
 	if [ "$kind" != patched ]; then
 		check "$tag: the stock $side sent control messages ($(count "$t" 'qemu_rdma_post_send_control ')), none inline" \
 			test "$(count "$t" 'qemu_rdma_post_send_control ')" -gt 0 -a "$n_in" = 0
@@ -226,12 +228,12 @@ check_side() {
 			test "$n_in" -gt 0
 		if [ "$side" = dst ]; then
 			check "$tag: every READY of the $side went inline" \
-				test "$(count "$t" 'CONTROL: READY, 16 bytes copied')" = 0
+				test "$(count "$t" 'CONTROL: READY, 16 bytes, inline 0')" = 0
 		fi
 	else
-		check "$tag: x-rdma-inline=off: the $side's QP has no inline data (asked 0, granted ${g:-none})" \
+		check "$tag: x-rdma-max-inline=0: the $side's QP has no inline data (asked 0, granted ${g:-none})" \
 			grep -q 'inline data asked 0 written back [0-9]* granted 0 send SGEs [0-9]* tries 1$' "$WORK/$t.trace"
-		check "$tag: x-rdma-inline=off: nothing sent inline by the $side ($n_in inline, $n_cp copied)" \
+		check "$tag: x-rdma-max-inline=0: nothing sent inline by the $side ($n_in inline, $n_cp copied)" \
 			test "$n_in" = 0 -a "$n_cp" -gt 0
 	fi
 }
@@ -245,7 +247,7 @@ run() {
 	[ "$dk" = stock11 ] && db=$QEMU11
 	migrate_pair "$tag" "$sb" "$db" "$reg" "$inl"
 	st=$(json_str "$WORK/$tag.migrate.json" status)
-	check "$tag: $sk -> $dk ($reg, x-rdma-inline=$inl) ${st:-did not complete}: total-time $(json_num "$WORK/$tag.migrate.json" total-time) ms, downtime $(json_num "$WORK/$tag.migrate.json" downtime) ms, wall $(json_num "$WORK/$tag.migrate.json" wall_seconds) s" \
+	check "$tag: $sk -> $dk ($reg, x-rdma-max-inline $([ "$inl" = on ] && echo 40 || echo 0)) ${st:-did not complete}: total-time $(json_num "$WORK/$tag.migrate.json" total-time) ms, downtime $(json_num "$WORK/$tag.migrate.json" downtime) ms, wall $(json_num "$WORK/$tag.migrate.json" wall_seconds) s" \
 		test "$MRC" = 0 -a "$st" = completed
 	check "$tag: the destination's incoming migration ${DST:-(no status)}" test "$DST" = completed
 	if [ "$MRC" != 0 ] || [ "$DST" != completed ]; then
@@ -258,14 +260,14 @@ run() {
 	check_side "$tag" dst "$dk" "$inl"
 	if [ "$sk" = patched ] && [ "$inl" = on ] && [ "$reg" = dynamic ] && [ "$(granted "$tag.src")" -ge 40 ] 2>/dev/null; then
 		check "$tag: REGISTER REQUEST and COMPRESS (40 bytes) went inline from the source" \
-			test "$(count "$tag.src" 'REGISTER REQUEST, 40 bytes inline')" -gt 0 \
-			-a "$(count "$tag.src" 'COMPRESS, 40 bytes inline')" -gt 0 \
-			-a "$(count "$tag.src" ', 40 bytes copied')" = 0
+			test "$(count "$tag.src" 'REGISTER REQUEST, 40 bytes, inline 1')" -gt 0 \
+			-a "$(count "$tag.src" 'COMPRESS, 40 bytes, inline 1')" -gt 0 \
+			-a "$(count "$tag.src" ', 40 bytes, inline 0')" = 0
 	fi
 	if [ "$dk" = patched ] && [ "$inl" = on ] && [ "$reg" = dynamic ] && [ "$(granted "$tag.dst")" -ge 32 ] 2>/dev/null; then
 		check "$tag: REGISTER RESULT (32 bytes) went inline from the destination" \
-			test "$(count "$tag.dst" 'REGISTER RESULT, 32 bytes inline')" -gt 0 \
-			-a "$(count "$tag.dst" 'REGISTER RESULT, 32 bytes copied')" = 0
+			test "$(count "$tag.dst" 'REGISTER RESULT, 32 bytes, inline 1')" -gt 0 \
+			-a "$(count "$tag.dst" 'REGISTER RESULT, 32 bytes, inline 0')" = 0
 	fi
 	rm -f "$WORK/$tag".*.ram
 }
@@ -325,13 +327,13 @@ mode_ladder() {
 			test "$(grep -c 'qemu_rdma_alloc_qp_inline_refused creating the QP with \(40\|32\) bytes of inline data failed: errno 22$' "$WORK/$tag.$side.trace")" = 2 \
 			-a -n "$(grep 'qemu_rdma_alloc_qp_inline inline data asked 16 written back [0-9]* granted 16 send SGEs [0-9]* tries 3$' "$WORK/$tag.$side.trace")"
 		check "$tag: the $side sent only 16-byte messages inline" \
-			test "$(count "$tag.$side" 'qemu_rdma_post_send_control_inline ')" = \
-			"$(count "$tag.$side" ', 16 bytes inline$')"
+			test "$(count "$tag.$side" 'qemu_rdma_post_send_control_posted .*, inline 1$')" = \
+			"$(count "$tag.$side" ', 16 bytes, inline 1$')"
 	done
-	check "$tag: header-only messages went inline (READY from the destination: $(count "$tag.dst" 'READY, 16 bytes inline'), REGISTER FINISHED from the source: $(count "$tag.src" 'REGISTER FINISHED, 16 bytes inline'))" \
-		test "$(count "$tag.dst" 'READY, 16 bytes inline')" -gt 0 -a "$(count "$tag.src" 'REGISTER FINISHED, 16 bytes inline')" -gt 0
+	check "$tag: header-only messages went inline (READY from the destination: $(count "$tag.dst" 'READY, 16 bytes, inline 1'), REGISTER FINISHED from the source: $(count "$tag.src" 'REGISTER FINISHED, 16 bytes, inline 1'))" \
+		test "$(count "$tag.dst" 'READY, 16 bytes, inline 1')" -gt 0 -a "$(count "$tag.src" 'REGISTER FINISHED, 16 bytes, inline 1')" -gt 0
 	check "$tag: REGISTER REQUEST (40 bytes) and REGISTER RESULT (32) were copied" \
-		test "$(count "$tag.src" 'REGISTER REQUEST, 40 bytes copied')" -gt 0 -a "$(count "$tag.dst" 'REGISTER RESULT, 32 bytes copied')" -gt 0
+		test "$(count "$tag.src" 'REGISTER REQUEST, 40 bytes, inline 0')" -gt 0 -a "$(count "$tag.dst" 'REGISTER RESULT, 32 bytes, inline 0')" -gt 0
 	rm -f "$WORK/$tag".*.ram
 }
 
@@ -403,15 +405,14 @@ mode_postfail() {
 	for side in src dst; do
 		check "$tag: the $side warned once that the device refused an inline send" \
 			test "$(grep -c 'refused to send a control message inline' "$WORK/$tag.$side.log")" = 1
-		n_in=$(count "$tag.$side" 'qemu_rdma_post_send_control_inline ')
-		n_fail=$(count "$tag.$side" 'qemu_rdma_post_send_control_inline_failed ')
-		echo "# $tag $side: $(alloc_line "$tag.$side"); inline $n_in, fell back $n_fail, copied [$(by_type "$tag.$side" copied)]"
+		n_in=$(count "$tag.$side" 'qemu_rdma_post_send_control_posted .*, inline 1$')
+		echo "# $tag $side: $(alloc_line "$tag.$side"); inline $n_in, copied [$(by_type "$tag.$side" copied)]"
 		check "$tag: the $side's QP was granted inline data ($(granted "$tag.$side") bytes)" \
 			test "$(granted "$tag.$side")" -ge 16
-		check "$tag: the $side fell back to copying once and sent nothing inline (fell back $n_fail, inline $n_in)" \
-			test "$n_fail" = 1 -a "$n_in" = 0
+		check "$tag: the $side sent nothing inline after the refused post (inline $n_in)" \
+			test "$n_in" = 0
 		check "$tag: the $side copied its control messages after the fallback" \
-			test "$(count "$tag.$side" 'qemu_rdma_post_send_control_copy ')" -gt 0
+			test "$(count "$tag.$side" 'qemu_rdma_post_send_control_posted .*, inline 0$')" -gt 0
 	done
 	rm -f "$WORK/$tag".*.ram
 }
@@ -424,8 +425,11 @@ mode_postfail_eio() {
 	POSTFAIL_RET=5 PRELOAD=$WORK/postfail.so migrate_pair "$tag" "$PATCHED" "$PATCHED" dynamic on
 	check "$tag: an inline post failing with EIO fails the migration ($(json_str "$WORK/$tag.migrate.json" status), destination ${DST:-none})" \
 		test "$(json_str "$WORK/$tag.migrate.json" status)" = failed -a "$DST" != completed
-	check "$tag: a side traced the failed inline post (errno 5)" \
-		grep -q 'could not be posted inline: errno 5$' "$WORK/$tag.src.trace" "$WORK/$tag.dst.trace"
+	check "$tag: a side reported the failed post as EIO ($(json_str "$WORK/$tag.migrate.json" error-desc))" \
+		grep -qs 'post IB SEND for control: Input/output error' \
+		"$WORK/$tag.migrate.json" "$WORK/$tag.src.log" "$WORK/$tag.dst.log"
+	check "$tag: nothing was traced as posted inline (the refused post is not a send)" \
+		test "$(cat "$WORK/$tag.src.trace" "$WORK/$tag.dst.trace" | grep -c 'qemu_rdma_post_send_control_posted .*, inline 1$')" = 0
 	check "$tag: no side fell back to copying (no warning)" \
 		test "$(cat "$WORK/$tag.src.log" "$WORK/$tag.dst.log" | grep -c 'refused to send a control message inline')" = 0
 	rm -f "$WORK/$tag".*.ram
@@ -442,10 +446,10 @@ mode_sge0() {
 	echo "# $tag shim: $(tr '\n' ' ' <"$WORK/sge0.report")"
 	check "$tag: the shim saw inline sends in both QEMUs and cut none" \
 		test "$(grep -c '^inline_sends=[1-9][0-9]* cut=0$' "$WORK/sge0.report")" = 2
-	check "$tag: REGISTER REQUEST (40 bytes) went inline ($(count "$tag.src" 'REGISTER REQUEST, 40 bytes inline'))" \
-		test "$(count "$tag.src" 'REGISTER REQUEST, 40 bytes inline')" -gt 0
-	check "$tag: REGISTER RESULT (32 bytes) went inline ($(count "$tag.dst" 'REGISTER RESULT, 32 bytes inline'))" \
-		test "$(count "$tag.dst" 'REGISTER RESULT, 32 bytes inline')" -gt 0
+	check "$tag: REGISTER REQUEST (40 bytes) went inline ($(count "$tag.src" 'REGISTER REQUEST, 40 bytes, inline 1'))" \
+		test "$(count "$tag.src" 'REGISTER REQUEST, 40 bytes, inline 1')" -gt 0
+	check "$tag: REGISTER RESULT (32 bytes) went inline ($(count "$tag.dst" 'REGISTER RESULT, 32 bytes, inline 1'))" \
+		test "$(count "$tag.dst" 'REGISTER RESULT, 32 bytes, inline 1')" -gt 0
 	rm -f "$WORK/$tag".*.ram
 }
 

@@ -11,7 +11,7 @@
 #   CASE   plain      /x86_64/migration/precopy/rdma/plain
 #          ipv6       /x86_64/migration/precopy/rdma/plain/ipv6
 #          inline-off /x86_64/migration/precopy/rdma/inline-off (the series'
-#                     own case: x-rdma-inline=false on both sides)
+#                     own case: x-rdma-max-inline=0 on both sides)
 # (glib's -p takes a path's children too: plain skips ipv6 with -s)
 #
 # Runs inside the guest (scripts/rdma-vm), where RDMAVM_RXE_IP is set; the

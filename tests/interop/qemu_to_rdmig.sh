@@ -196,8 +196,8 @@ show_failure() { # TAG: what helps to understand a failed migration
 qemu_sent_inline() {
 	local t=$WORK/$1.trace n c g
 	[ "$QEMU_VERSION" = inline ] || return 0
-	n=$(grep -c 'qemu_rdma_post_send_control_inline ' "$t" 2>/dev/null)
-	c=$(grep -c 'qemu_rdma_post_send_control_copy ' "$t" 2>/dev/null)
+	n=$(grep -c 'qemu_rdma_post_send_control_posted .*, inline 1$' "$t" 2>/dev/null)
+	c=$(grep -c 'qemu_rdma_post_send_control_posted .*, inline 0$' "$t" 2>/dev/null)
 	g=$(sed -n 's/.*qemu_rdma_alloc_qp_inline inline data asked \([0-9]*\) written back \([0-9]*\) granted \([0-9]*\) send SGEs \([0-9]*\) tries \([0-9]*\).*/asked \1, written back \2, granted \3, send SGEs \4, tries \5/p' "$t" 2>/dev/null | head -n1)
 	check "$1: the patched QEMU sent ${n:-0} control messages inline, ${c:-0} copied (QP: ${g:-no trace})" \
 		test "${n:-0}" -gt 0 -a -n "$g"
