@@ -12,8 +12,9 @@
 #     zero chunks (tests/interop/ramimage.py): migration time (total-time);
 #   - the running dirtier guest (tests/interop/dirtier.S, 64 MiB): downtime.
 # The patched runs trace qemu_rdma_alloc_qp_inline* and
-# qemu_rdma_post_send_control_* on both sides: the rung granted, and how
-# many control messages went inline and how many were copied.  Every run
+# qemu_rdma_post_send_control_posted (its inline flag) on both sides: the
+# rung granted, and how many control messages went inline and how many were
+# copied.  Every run
 # traces, with timestamps (-msg timestamp=on), the source's REGISTER
 # requests and results (qemu_rdma_write_one_sendreg, _recvregres): the
 # REGISTER round trip's p50 and p99, in microseconds.  The order of the
@@ -53,7 +54,9 @@ ab_qemu() {
 # (grep -c prints 0 itself when nothing matches, and nothing for a missing file)
 ab_count() {
 	local n
-	n=$(grep -c "qemu_rdma_post_send_control_$2 " "$1" 2>/dev/null)
+	local flag=1
+	[ "$2" = inline ] || flag=0
+	n=$(grep -cE "qemu_rdma_post_send_control_posted .* bytes, inline $flag\$" "$1" 2>/dev/null)
 	echo "${n:-0}"
 }
 # ab_granted TRACE: "asked/written back/granted/tries" of the QP

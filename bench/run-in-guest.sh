@@ -9,7 +9,7 @@
 #   2. control-plane latency: inline auto vs 0, interleaved in blocks of 25
 #      operations (A B A B ...), per class
 #   3. CPU cost: sender instructions per message (callgrind), per class/mode
-#   5. qemu_ab (bench/qemu_ab.sh): QEMU 10.0.2 stock, with the inline
+#   5. qemu_ab (bench/qemu_ab.sh): QEMU 10.2.2 stock, with the inline
 #      series, and with it switched off, QEMU -> QEMU on the same RAM:
 #      migration time, live downtime, inline/copied control messages
 #   4. bulk: one RAM block of random and of half-zero content, dynamic and
