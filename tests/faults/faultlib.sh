@@ -265,7 +265,7 @@ fl_err() {
 # Sets FL_TF to when it struck (0: the point never came, or no such fault),
 # FL_DONE, FL_TOTAL to WATCH's progress then, and FL_STRUCK to 1 only when
 # the fault is seen in effect: the link down, the process in state T
-# (stopped), --out without a free block.
+# (stopped), the filler of --out refused with ENOSPC.
 fl_strike() {
 	local fault=$1 arg=$2 kind=$3 nd=$4 out=$5 watch=$6 recv=$7 pv
 	FL_TF=0 FL_DONE=0 FL_TOTAL=0 FL_STRUCK=0
@@ -287,9 +287,11 @@ fl_strike() {
 		nap "$arg"
 		kill -CONT "${!pv}" ;;
 	enospc)
-		# what is left of --out goes to a filler: the next writes fail
-		dd if=/dev/zero of="$out/filler" bs=1M oflag=append conv=notrunc 2>/dev/null
-		[ "$(stat -f -c %a "$out")" = 0 ] && FL_STRUCK=1 ;;
+		# what is left of --out goes to a filler: the next writes fail.
+		# dd's own ENOSPC is the proof (free space read afterwards is
+		# not: recv, failing, removes its outputs at once)
+		dd if=/dev/zero of="$out/filler" bs=1M oflag=append conv=notrunc 2>"$out.dd" ||
+			{ grep -q 'No space left on device' "$out.dd" && FL_STRUCK=1; } ;;
 	esac
 }
 
