@@ -7,8 +7,9 @@
 #
 # One ctest run of the labels device and interop, JOBS at a time; then,
 # with RELEASE_DIR, the build users run (release, no sanitizer) moves
-# bytes on both devices: migrate.large at its full size, which the
-# sanitizer build cuts to a quarter, and the image-set example.  A
+# bytes on both devices: migrate.large at its full size (the sanitizer
+# build cuts it to a quarter, and has it as "extended"), and the image-set
+# example.  A
 # case's processes wait on each other (a device case's two ends, an interop
 # case's nested QEMUs while rdmig works), so two cases side by side keep
 # the guest's two vCPUs busier: measured on an idle 2-core host
