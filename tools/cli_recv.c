@@ -186,9 +186,19 @@ static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_
 		return sink_failed(s);
 	for (uint32_t i = 0; i < n; i++)
 		total += blocks[i].length;
-	/* recv --serve: within what the other sources leave */
-	if (s->serve && s->serve->admit(s->serve->ctx, total, &pins, err, errlen))
-		return sink_failed(s);
+	/* recv --serve: within what the other sources leave, the hashing
+	 * copies included (the span size is the source's, up to 1 GiB) */
+	if (s->serve) {
+		struct rdmig_images_dest_opts o;
+
+		rdmig_images_dest_opts_init(&o);
+		o.verify = !s->verify_off;
+		o.hash_threads = cli_hash_threads();
+		if (s->serve->admit(s->serve->ctx, total,
+				    rdmig_images_dest_copy_bytes(&o, prm, blocks, n), &pins, err,
+				    errlen))
+			return sink_failed(s);
+	}
 	s->span_shift = prm->span_shift;
 	s->total = total;
 	mig_progress_start(&s->prog, s->a.m.progress, "recv", s->total);

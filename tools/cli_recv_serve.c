@@ -216,8 +216,8 @@ static uint64_t left(uint64_t limit, uint64_t used)
 
 /* recv_serve_hooks.admit, on the source's thread: reserve what its header
  * asks, or refuse it with what is left and which limit says so. */
-static int admit(void *ctx, uint64_t total, const struct cli_memlock_need *pins, char *err,
-		 size_t errlen)
+static int admit(void *ctx, uint64_t total, uint64_t copies, const struct cli_memlock_need *pins,
+		 char *err, size_t errlen)
 {
 	struct source *src = ctx;
 	struct serve *sv = src->sv;
@@ -235,6 +235,11 @@ static int admit(void *ctx, uint64_t total, const struct cli_memlock_need *pins,
 		snprintf(err, errlen, "the source's blocks (%s) exceed what the running sources "
 			 "leave of --serve-max-total (%s)", mig_size(total, a, sizeof(a)),
 			 mig_size(mem_left, b, sizeof(b)));
+	else if (copies > mem_left - total)
+		snprintf(err, errlen, "the source's blocks and its hashing copies (%s, its spans "
+			 "are large) exceed what the running sources leave of --serve-max-total "
+			 "(%s)", mig_size(total + copies, a, sizeof(a)),
+			 mig_size(mem_left, b, sizeof(b)));
 	else if (total > disk_left)
 		snprintf(err, errlen, "the source's blocks (%s) exceed what the running sources "
 			 "leave of the free space in %s (%s)", mig_size(total, a, sizeof(a)),
@@ -246,6 +251,7 @@ static int admit(void *ctx, uint64_t total, const struct cli_memlock_need *pins,
 	else
 		ret = 0;
 	if (!ret) {
+		total += copies; /* memory until the source ends */
 		src->mem = total;
 		src->pins = pins->most;
 		sv->mem_reserved += total;

@@ -19,7 +19,7 @@ MAN=$HERE/../../man/rdmig-json.7.scd
 # shellcheck source=tests/lib/check.sh
 . "$HERE/../lib/check.sh"
 device_ip "$DEVICE" device
-PORT=18900
+PORT=18600 # (a range of its own: chunks.shapes uses 18900-)
 [ "$DEVICE" = siw ] && PORT=$((PORT + 50))
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/test-json.XXXXXX") || exit 1
 PONG=""

@@ -279,7 +279,12 @@ section 3
 OUT=$WORK/out3
 # refused at its header, so never read: its size is all that counts
 mkdir -p "$WORK/src/big" && truncate -s $((2 * HELD)) "$WORK/src/big/image.bin"
-serve v3 $((PORT + 2)) "$OUT" --max-sources 3 --serve-max-total $((7 * HELD / 2 / MiB))M ||
+# each source is charged its blocks and its hashing copy: one thread here,
+# a copy of one span (send's default, 4 MiB) as the blocks are larger; so
+# --serve-max-total is 3.5 sources' blocks and 3 copies
+COPY=$((4 * MiB))
+RDMIG_HASH_THREADS=1 serve v3 $((PORT + 2)) "$OUT" --max-sources 3 \
+	--serve-max-total $(((7 * HELD / 2 + 3 * COPY) / MiB))M ||
 	{ fail "recv --serve starts"; finish; }
 send h1 $((PORT + 2)) m1
 hold "$OUT" 1 h1

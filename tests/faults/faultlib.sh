@@ -262,11 +262,13 @@ fl_err() {
 # point (fl_fault_point, on WATCH's progress [at BYTES]) and strike: for
 # linkdown the netdev of ND's B end down ARG s (KIND's pair), for stop the
 # process of the bg tag RECV stopped ARG s, for enospc --out OUT filled.
-# Sets FL_TF to when it struck (0: the point never came, or no such fault)
-# and FL_DONE, FL_TOTAL to WATCH's progress then.
+# Sets FL_TF to when it struck (0: the point never came, or no such fault),
+# FL_DONE, FL_TOTAL to WATCH's progress then, and FL_STRUCK to 1 only when
+# the fault is seen in effect: the link down, the process in state T
+# (stopped), the filler of --out refused with ENOSPC.
 fl_strike() {
 	local fault=$1 arg=$2 kind=$3 nd=$4 out=$5 watch=$6 recv=$7 pv
-	FL_TF=0 FL_DONE=0 FL_TOTAL=0
+	FL_TF=0 FL_DONE=0 FL_TOTAL=0 FL_STRUCK=0
 	case $fault in linkdown | stop | enospc) ;; *) return 0 ;; esac
 	fl_fault_point "$fault" "$out" "$watch" "${8:-}" || return 0
 	now_ms_to FL_TF
@@ -274,24 +276,50 @@ fl_strike() {
 	case $fault in
 	linkdown)
 		ip link set "${nd#*:}" down
+		# administratively down: UP is gone from the flags
+		[[ $(ip -o link show "${nd#*:}") != *[,\<]UP[,\>]* ]] && FL_STRUCK=1
 		nap "$arg"
 		ip link set "${nd#*:}" up
 		fl_route_back "$kind" ;;
 	stop)
 		pv=PID_$recv
-		kill -STOP "${!pv}"
+		kill -STOP "${!pv}" && fl_proc_stopped "${!pv}" && FL_STRUCK=1
 		nap "$arg"
 		kill -CONT "${!pv}" ;;
 	enospc)
-		# what is left of --out goes to a filler: the next writes fail
-		dd if=/dev/zero of="$out/filler" bs=1M oflag=append conv=notrunc 2>/dev/null ;;
+		# what is left of --out goes to a filler: the next writes fail.
+		# dd's own ENOSPC is the proof (free space read afterwards is
+		# not: recv, failing, removes its outputs at once)
+		dd if=/dev/zero of="$out/filler" bs=1M oflag=append conv=notrunc 2>"$out.dd" ||
+			{ grep -q 'No space left on device' "$out.dd" && FL_STRUCK=1; } ;;
 	esac
 }
 
-# fl_netem ND add|del [QDISC ARGS]: netem on ND's A end (the data's way)
+# fl_proc_stopped PID: is PID in state T (stopped) within 2 s?  Builtins
+# only, as the watchers.
+fl_proc_stopped() {
+	local i stat
+	for ((i = 0; i < 100; i++)); do
+		read -r stat <"/proc/$1/stat" 2>/dev/null || return 1
+		stat=${stat##*) }
+		[ "${stat:0:1}" = T ] && return 0
+		nap 0.02
+	done
+	return 1
+}
+
+# fl_netem ND add|del [QDISC ARGS]: netem on ND's A end (the data's way).
+# del first reads the packets netem dropped into FL_DROPPED, so that a
+# loss case can tell that its loss happened.
 fl_netem() {
-	# shellcheck disable=SC2086 # the qdisc's arguments are words
-	if [ "$2" = add ]; then tc qdisc add dev "${1%%:*}" root netem $3; else tc qdisc del dev "${1%%:*}" root; fi
+	local dev=${1%%:*}
+	if [ "$2" = add ]; then
+		# shellcheck disable=SC2086 # the qdisc's arguments are words
+		tc qdisc add dev "$dev" root netem $3
+	else
+		FL_DROPPED=$(fl_qdisc_dropped "$dev")
+		tc qdisc del dev "$dev" root
+	fi
 }
 
 fl_case() {
@@ -319,7 +347,7 @@ fl_case() {
 		echo 0 >/sys/fs/cgroup/rdmig-faults/memory.swap.max 2>/dev/null
 		RECV_WRAPPER=(sh -c 'echo $$ >/sys/fs/cgroup/rdmig-faults/cgroup.procs && exec "$@"' sh) ;;
 	esac
-	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1 FL_DROPPED="" FL_FLAW=""
+	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1 FL_DROPPED="" FL_FLAW="" FL_STRUCK=0
 	IP=$rip # start_recv listens there
 	if ! start_recv r$port "$port" "$out" --timeout "$FL_TIMEOUT" 2>/dev/null; then
 		FL_OUTCOME=failed FL_DETAIL="recv did not start: $(fl_err r$port)" FL_MS=0
@@ -358,6 +386,10 @@ fl_case() {
 		FL_DETAIL="send $s_rc, recv $r_rc: one side did not end"
 	fi
 	[ "$fault" = lostdreq ] && FL_DETAIL="${FL_DETAIL:+$FL_DETAIL | }DREQs dropped: ${FL_DROPPED:-0}"
+	[ "$fault" = netem ] && FL_DETAIL="${FL_DETAIL:+$FL_DETAIL | }netem dropped: ${FL_DROPPED:-none}"
+	case $fault in
+	linkdown | stop | enospc) FL_DETAIL="${FL_DETAIL:+$FL_DETAIL | }struck: $([ "$FL_STRUCK" = 1 ] && echo yes || echo NO)" ;;
+	esac
 	fl_case_end "$name" "$label" "$fault" "$arg" "$nd" "$out"
 }
 

@@ -109,7 +109,7 @@ flq_try() {
 	local port=$FL_PORT tag=q$FL_PORT r=r$FL_PORT m=m$FL_PORT t0 tf q_end=0 r_end=0 r_rc=99 bound status err qwhat
 	local since=fault at at_total
 	read -r kind sip rip label nd <<<"$(fl_where "$where")"
-	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1 FL_FLAW=""
+	FL_OUTCOME=failed FL_DETAIL="" FL_LEFT="" FL_BOUNDED=1 FL_FLAW="" FL_DROPPED="" FL_STRUCK=0
 	ram_image "$MEM_MIB" "$WORK/$tag.ram" ||
 		{ flq_not_run "$name" "$label" "ramimage.py could not make the RAM"; return 0; }
 	source_vm "$tag" -S
@@ -196,9 +196,14 @@ flq_try() {
 		FL_DETAIL="$qwhat: ${err:0:90} | recv $r_rc: $(fl_err "$r") | recv ends $(( (r_end - tf) / 1000 )) s after the $since (bound $bound s), $((FL_DONE * 100 / (FL_TOTAL > 0 ? FL_TOTAL : 1)))% of the RAM registered${FL_DETAIL:+ | $FL_DETAIL}"
 	fi
 	case $fault in
+	netem)
+		[[ $arg == *loss* && ${FL_DROPPED:-0} -lt 1 ]] && FL_FLAW="netem dropped nothing"
+		FL_DETAIL="$FL_DETAIL | netem dropped: ${FL_DROPPED:-none}" ;;
 	linkdown | stop)
 		if [ "$FL_TF" = 0 ]; then
 			FL_FLAW="the fault did not strike: the migration ended first"
+		elif [ "$FL_STRUCK" != 1 ]; then
+			FL_FLAW="the fault point came, but the $fault was not seen in effect"
 		else
 			[ "$r_end" -lt "$FL_TF" ] && FL_FLAW="the fault struck after recv had ended"
 			FL_DETAIL="fault at $((at * 100 / (at_total > 0 ? at_total : 1)))% of the RAM; $FL_DETAIL"

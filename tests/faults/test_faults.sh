@@ -36,6 +36,7 @@ if fl_pair_up "$DEVICE"; then
 	fl_case loss-1% "$DEVICE-pair" netem "loss 1%"
 	case_row
 	check "1% loss on the path: completes byte-identical" [ "$FL_OUTCOME" = completed ]
+	check "... and netem dropped packets on the way (${FL_DROPPED:-none})" [ "${FL_DROPPED:-0}" -ge 1 ]
 	if [ "$DEVICE" = rxe ]; then
 		fl_case lost-dreq "$DEVICE-pair" lostdreq
 		case_row
@@ -50,10 +51,12 @@ fi
 fl_case stop-recv-5s "$DEVICE" stop 5
 case_row
 check "receiver stopped 5 s: completes byte-identical" [ "$FL_OUTCOME" = completed ]
+check "... and it was stopped mid-transfer (state T seen)" [ "$FL_STRUCK" = 1 ]
 
 fl_case enospc "$DEVICE" enospc
 case_row
 check "--out full mid-transfer: the migration fails" [ "$FL_OUTCOME" = failed ]
+check "... after --out was seen full mid-transfer" [ "$FL_STRUCK" = 1 ]
 check "... both sides end within 2 x --timeout" [ "$FL_BOUNDED" = 1 ]
 # FL_DETAIL: "send RC: LINE | recv RC: LINE | ends ...".  The source may
 # have finished (exit 0) before recv writes the images: the protocol has no
