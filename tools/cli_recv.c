@@ -195,8 +195,8 @@ static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_
 		o.verify = !s->verify_off;
 		o.hash_threads = cli_hash_threads();
 		if (s->serve->admit(s->serve->ctx, total,
-				    rdmig_images_dest_copy_bytes(&o, prm, blocks, n), &pins, err,
-				    errlen))
+				    rdmig_images_dest_copy_bytes(&o, prm, blocks, n),
+				    (uint64_t)n + 1, &pins, err, errlen))
 			return sink_failed(s);
 	}
 	s->span_shift = prm->span_shift;

@@ -65,6 +65,7 @@
 #define SERVE_DEFAULT_DEADLINE_S 86400
 #define SERVE_MAX_DEADLINE_S (7 * 86400)
 #define SERVE_MAX_SOURCES 64
+#define SERVE_MAX_FILES 2000000000L
 
 /* ------------------------------------------------------------ options -- */
 
@@ -72,7 +73,7 @@ static void serve_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig recv --serve --listen ADDR:PORT --out DIR [--max-sources N]\n"
 		   "                  [--serve-max-total SIZE] [--serve-max-pinned SIZE]\n"
-		   "                  [--source-deadline S]\n"
+		   "                  [--serve-max-files N] [--source-deadline S]\n"
 		   "                  [--pin-all] [--inline auto|0|N] [--json] [--timeout S]\n"
 		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force] [--no-sync]\n"
 		   "                  [--verify on|off] [--chunk-size SIZE] [-v]\n"
@@ -86,6 +87,9 @@ static void serve_usage(FILE *f)
 		   "                  the smaller of MemAvailable and DIR's free space at start\n"
 		   "  --serve-max-pinned SIZE  most bytes the running sources may pin together\n"
 		   "                  (default: RLIMIT_MEMLOCK, none when unlimited)\n"
+		   "  --serve-max-files N  most files the running sources may make together in\n"
+		   "                  DIR (each: its images, stream.bin, its directory);\n"
+		   "                  default: DIR's free inodes at start\n"
 		   "  --max-total N   most bytes one source may ask for (as plain recv)\n"
 		   "  --timeout S     give up on a source that stays silent this long (default %d)\n"
 		   "  --idle-timeout S  end a source that moves no data this long (as plain recv)\n"
@@ -106,7 +110,8 @@ static void serve_usage(FILE *f)
 		SERVE_DEFAULT_DEADLINE_S);
 }
 
-enum { OPT_SERVE = 0x100, OPT_MAX_SOURCES, OPT_SERVE_TOTAL, OPT_SERVE_PINNED, OPT_DEADLINE };
+enum { OPT_SERVE = 0x100, OPT_MAX_SOURCES, OPT_SERVE_TOTAL, OPT_SERVE_PINNED, OPT_DEADLINE,
+       OPT_SERVE_FILES };
 
 static int serve_option(struct serve *sv, int c, const char *arg)
 {
@@ -120,6 +125,13 @@ static int serve_option(struct serve *sv, int c, const char *arg)
 			return cli_usage("--max-sources '%s': takes a number from 1 to %d", arg,
 					 SERVE_MAX_SOURCES);
 		sv->max_sources = (unsigned)n;
+		return 0;
+	case OPT_SERVE_FILES:
+		if (cli_parse_long(arg, 1, SERVE_MAX_FILES, &n))
+			return cli_usage("--serve-max-files '%s': takes a number from 1 to %ld", arg,
+					 SERVE_MAX_FILES);
+		sv->max_files = (uint64_t)n;
+		sv->max_files_given = true;
 		return 0;
 	case OPT_DEADLINE:
 		if (cli_parse_long(arg, 0, SERVE_MAX_DEADLINE_S, &n))
@@ -158,6 +170,7 @@ static int parse_serve_args(int argc, char **argv, struct serve *sv)
 		{"serve-max-total", required_argument, NULL, OPT_SERVE_TOTAL},
 		{"serve-max-pinned", required_argument, NULL, OPT_SERVE_PINNED},
 		{"source-deadline", required_argument, NULL, OPT_DEADLINE},
+		{"serve-max-files", required_argument, NULL, OPT_SERVE_FILES},
 		MIG_PROGRESS_OPTION,
 		{NULL, 0, NULL, 0}};
 	int c, r = 0;
@@ -202,6 +215,8 @@ static void serve_limits(struct serve *sv)
 
 		sv->max_total = mem < disk ? mem : disk;
 	}
+	if (!sv->max_files_given)
+		sv->max_files = out_dir_free_files(&sv->a.dir);
 	if (!sv->max_pinned_given)
 		sv->max_pinned = !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY
 				 ? (uint64_t)rl.rlim_cur : UINT64_MAX;
@@ -214,52 +229,85 @@ static uint64_t left(uint64_t limit, uint64_t used)
 	return limit == UINT64_MAX ? UINT64_MAX : limit > used ? limit - used : 0;
 }
 
+/* What one source's header asks of the server. */
+struct ask {
+	uint64_t total, copies, files, pins;
+};
+
+/* Does ASK fit in what the running sources leave (sv->lock held)?  0,
+ * or -1 with which limit says no, and what is left of it, in err. */
+static int over_limits(struct serve *sv, const struct ask *ask, char *err, size_t errlen)
+{
+	uint64_t mem_left = left(sv->max_total, sv->mem_reserved);
+	uint64_t pins_left = left(sv->max_pinned, sv->pins_reserved);
+	/* what the running sources may still write is reserved, so the free
+	 * space (and inodes) now count what they wrote so far twice: a safe
+	 * bound */
+	uint64_t disk_left = left(out_dir_free(&sv->a.dir), sv->mem_reserved);
+	uint64_t files_left = left(sv->max_files, sv->files_reserved);
+	uint64_t inodes_left = left(out_dir_free_files(&sv->a.dir), sv->files_reserved);
+	char a[32], b[32];
+
+	if (ask->total > mem_left)
+		snprintf(err, errlen, "the source's blocks (%s) exceed what the running sources "
+			 "leave of --serve-max-total (%s)", mig_size(ask->total, a, sizeof(a)),
+			 mig_size(mem_left, b, sizeof(b)));
+	else if (ask->copies > mem_left - ask->total)
+		snprintf(err, errlen, "the source's blocks and its hashing copies (%s, its spans "
+			 "are large) exceed what the running sources leave of --serve-max-total "
+			 "(%s)", mig_size(ask->total + ask->copies, a, sizeof(a)),
+			 mig_size(mem_left, b, sizeof(b)));
+	else if (ask->total > disk_left)
+		snprintf(err, errlen, "the source's blocks (%s) exceed what the running sources "
+			 "leave of the free space in %s (%s)", mig_size(ask->total, a, sizeof(a)),
+			 sv->a.out, mig_size(disk_left, b, sizeof(b)));
+	else if (ask->files > files_left)
+		snprintf(err, errlen, "the source's files (%llu) exceed what the running sources "
+			 "leave of --serve-max-files (%llu)", (unsigned long long)ask->files,
+			 (unsigned long long)files_left);
+	else if (ask->files > inodes_left)
+		snprintf(err, errlen, "the source's files (%llu) exceed what the running sources "
+			 "leave of the free inodes in %s (%llu)", (unsigned long long)ask->files,
+			 sv->a.out, (unsigned long long)inodes_left);
+	else if (ask->pins > pins_left)
+		snprintf(err, errlen, "the memory the source may pin (%s) exceeds what the running "
+			 "sources leave of --serve-max-pinned (%s)",
+			 mig_size(ask->pins, a, sizeof(a)), mig_size(pins_left, b, sizeof(b)));
+	else
+		return 0;
+	return -1;
+}
+
+static void raise_peak(uint64_t *peak, uint64_t now)
+{
+	if (now > *peak)
+		*peak = now;
+}
+
 /* recv_serve_hooks.admit, on the source's thread: reserve what its header
- * asks, or refuse it with what is left and which limit says so. */
-static int admit(void *ctx, uint64_t total, uint64_t copies, const struct cli_memlock_need *pins,
-		 char *err, size_t errlen)
+ * asks, or refuse it with what is left and which limit says so.  FILES
+ * are its images and stream.bin; its directory, made before the header
+ * came, is one more. */
+static int admit(void *ctx, uint64_t total, uint64_t copies, uint64_t files,
+		 const struct cli_memlock_need *pins, char *err, size_t errlen)
 {
 	struct source *src = ctx;
 	struct serve *sv = src->sv;
-	uint64_t disk = out_dir_free(&sv->a.dir), mem_left, pins_left, disk_left;
-	char a[32], b[32];
-	int ret = -1;
+	struct ask ask = {.total = total, .copies = copies, .files = files + 1, .pins = pins->most};
+	int ret;
 
 	pthread_mutex_lock(&sv->lock);
-	mem_left = left(sv->max_total, sv->mem_reserved);
-	pins_left = left(sv->max_pinned, sv->pins_reserved);
-	/* what the running sources may still write is reserved, so the
-	 * free space now counts what they wrote so far twice: a safe bound */
-	disk_left = left(disk, sv->mem_reserved);
-	if (total > mem_left)
-		snprintf(err, errlen, "the source's blocks (%s) exceed what the running sources "
-			 "leave of --serve-max-total (%s)", mig_size(total, a, sizeof(a)),
-			 mig_size(mem_left, b, sizeof(b)));
-	else if (copies > mem_left - total)
-		snprintf(err, errlen, "the source's blocks and its hashing copies (%s, its spans "
-			 "are large) exceed what the running sources leave of --serve-max-total "
-			 "(%s)", mig_size(total + copies, a, sizeof(a)),
-			 mig_size(mem_left, b, sizeof(b)));
-	else if (total > disk_left)
-		snprintf(err, errlen, "the source's blocks (%s) exceed what the running sources "
-			 "leave of the free space in %s (%s)", mig_size(total, a, sizeof(a)),
-			 sv->a.out, mig_size(disk_left, b, sizeof(b)));
-	else if (pins->most > pins_left)
-		snprintf(err, errlen, "the memory the source may pin (%s) exceeds what the running "
-			 "sources leave of --serve-max-pinned (%s)",
-			 mig_size(pins->most, a, sizeof(a)), mig_size(pins_left, b, sizeof(b)));
-	else
-		ret = 0;
+	ret = over_limits(sv, &ask, err, errlen);
 	if (!ret) {
-		total += copies; /* memory until the source ends */
-		src->mem = total;
-		src->pins = pins->most;
-		sv->mem_reserved += total;
-		sv->pins_reserved += pins->most;
-		if (sv->mem_reserved > sv->peak_mem_reserved)
-			sv->peak_mem_reserved = sv->mem_reserved;
-		if (sv->pins_reserved > sv->peak_pins_reserved)
-			sv->peak_pins_reserved = sv->pins_reserved;
+		src->mem = total + copies; /* memory until the source ends */
+		src->pins = ask.pins;
+		src->files = ask.files;
+		sv->mem_reserved += src->mem;
+		sv->pins_reserved += src->pins;
+		sv->files_reserved += src->files;
+		raise_peak(&sv->peak_mem_reserved, sv->mem_reserved);
+		raise_peak(&sv->peak_pins_reserved, sv->pins_reserved);
+		raise_peak(&sv->peak_files_reserved, sv->files_reserved);
 	}
 	pthread_mutex_unlock(&sv->lock);
 	return ret;
@@ -337,6 +385,7 @@ static void *source_thread(void *arg)
 		sv->ok++;
 	sv->mem_reserved -= src->mem;
 	sv->pins_reserved -= src->pins;
+	sv->files_reserved -= src->files;
 	sv->running--;
 	conn = src->s.conn; /* under the lock: stop_sources may cancel it */
 	src->s.conn = NULL;

@@ -157,8 +157,13 @@ int print_summary(struct serve *sv, int status)
 		cj_null(o, "serve_max_pinned");
 	else
 		cj_u64(o, "serve_max_pinned", sv->max_pinned);
+	if (sv->max_files == UINT64_MAX)
+		cj_null(o, "serve_max_files");
+	else
+		cj_u64(o, "serve_max_files", sv->max_files);
 	cj_u64(o, "peak_reserved_total", sv->peak_mem_reserved);
 	cj_u64(o, "peak_reserved_pinned", sv->peak_pins_reserved);
+	cj_u64(o, "peak_reserved_files", sv->peak_files_reserved);
 	cj_u64(o, "peak_rss_bytes", sv->peak_rss);
 	cj_u64(o, "peak_pinned_bytes", sv->peak_pinned);
 	cj_summary_print(o);

@@ -77,6 +77,15 @@ uint64_t out_dir_free(const struct out_dir *d)
 	return (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
 }
 
+uint64_t out_dir_free_files(const struct out_dir *d)
+{
+	struct statvfs v;
+
+	if (d->fd < 0 || fstatvfs(d->fd, &v) || v.f_files == 0)
+		return UINT64_MAX;
+	return (uint64_t)v.f_favail;
+}
+
 static const char *kind_of(mode_t m)
 {
 	return S_ISLNK(m) ? "a symlink" : S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory" :

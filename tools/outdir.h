@@ -64,6 +64,9 @@ void out_dir_remove_made(struct out_dir *d);
 /* The bytes DIR's file system has free for the unprivileged (UINT64_MAX
  * when it cannot say). */
 uint64_t out_dir_free(const struct out_dir *d);
+/* The files (inodes) DIR's file system has free for the unprivileged
+ * (UINT64_MAX when it does not count them, as btrfs, or cannot say). */
+uint64_t out_dir_free_files(const struct out_dir *d);
 
 /* Is NAME free in DIR (or may --force replace it)?  -1 with err if not. */
 int out_check_new(const struct out_dir *d, const char *name, char *err, size_t errlen);

@@ -25,10 +25,12 @@ struct recv_serve_hooks {
 	atomic_bool stop; /* set by the serving thread: abort this source */
 	void *ctx;
 	/* the header came and this recv accepts it: bytes of all blocks, the
-	 * hashing threads' copies (memory, not disk), and what they pin;
-	 * non-zero refuses the source (message in err) */
-	int (*admit)(void *ctx, uint64_t total, uint64_t copies, const struct cli_memlock_need *pins,
-		     char *err, size_t errlen);
+	 * hashing threads' copies (memory, not disk), the files it makes in
+	 * --out (one per block and stream.bin; its directory is counted by
+	 * the server), and what they pin; non-zero refuses the source
+	 * (message in err) */
+	int (*admit)(void *ctx, uint64_t total, uint64_t copies, uint64_t files,
+		     const struct cli_memlock_need *pins, char *err, size_t errlen);
 };
 
 struct recv_state {

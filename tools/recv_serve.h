@@ -23,7 +23,7 @@ struct source {
 	char path[4400];   /* --out/dir */
 	struct recv_state s;
 	struct recv_serve_hooks hooks;
-	uint64_t mem, pins; /* what it reserved at its header */
+	uint64_t mem, pins, files; /* what it reserved at its header */
 	int ret;
 	char msg[1600];    /* the message of its failure */
 	bool done;         /* its thread ended: the main thread joins it */
@@ -33,16 +33,17 @@ struct serve {
 	struct recv_args a;
 	bool verify_off;
 	unsigned max_sources;
-	uint64_t max_total, max_pinned; /* across running sources (UINT64_MAX: none) */
-	bool max_total_given, max_pinned_given;
+	/* across running sources (UINT64_MAX: none) */
+	uint64_t max_total, max_pinned, max_files;
+	bool max_total_given, max_pinned_given, max_files_given;
 	struct rdmig_listener *l; /* NULL once draining */
 	uint16_t port;
 	int wake[2];        /* a source's thread ended */
 	pthread_mutex_t lock; /* everything below, and all printing */
 	struct source *sources;
 	unsigned running, seq;
-	uint64_t mem_reserved, pins_reserved;
-	uint64_t peak_mem_reserved, peak_pins_reserved, peak_pinned, peak_rss;
+	uint64_t mem_reserved, pins_reserved, files_reserved;
+	uint64_t peak_mem_reserved, peak_pins_reserved, peak_files_reserved, peak_pinned, peak_rss;
 	unsigned ok, failed, rejected;
 	unsigned peak_running;
 };

@@ -141,7 +141,8 @@ usage_error recv --qemu --listen :4444 --out /nonexistent-rdmig-dir --max-total 
 SERVE_OUT=$(mktemp -u) # a name, not made
 for bad_args in "--max-sources 0" "--max-sources 65" "--max-sources 4x" "--max-sources ''" \
 	"--serve-max-total 0" "--serve-max-total 5x" "--serve-max-pinned 0" \
-	"--serve-max-pinned -1" "--source-deadline -1" "--source-deadline 604801" \
+	"--serve-max-pinned -1" "--serve-max-files 0" "--serve-max-files 2000000001" \
+	"--serve-max-files 9x" "--source-deadline -1" "--source-deadline 604801" \
 	"--source-deadline 1x" "--progress yes" "--max-total 5x" "--verify maybe" "operand"; do
 	eval "usage_error recv --serve --listen :4444 --out \"\$SERVE_OUT\" $bad_args"
 done
@@ -150,7 +151,7 @@ usage_error recv --serve --listen :4444
 [ ! -e "$SERVE_OUT" ] && ok "recv --serve: a usage error creates no --out" ||
 	bad "recv --serve: a usage error created --out"
 run 0 recv --serve --help && { has "--max-sources" && has "--serve-max-total" &&
-	has "--serve-max-pinned" && has "--source-deadline" && ok "recv --serve --help: its own options" ||
+	has "--serve-max-pinned" && has "--serve-max-files" && has "--source-deadline" && ok "recv --serve --help: its own options" ||
 	bad "recv --serve --help misses an option"; }
 run 0 recv --help && { has "recv --serve" && ok "recv --help points to recv --serve" ||
 	bad "recv --help does not mention --serve"; }

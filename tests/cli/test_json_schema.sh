@@ -83,7 +83,7 @@ fi
 serve_head='"schema": 1, "command": "recv", "mode": "serve", "rdmig_version": "x"'
 {
 	echo "{ $serve_head, \"event\": \"rejected\", \"peer\": \"10.0.0.1\", \"ok\": false, \"phase\": \"accept\", \"error\": { \"code\": \"busy\", \"message\": \"m\" } }"
-	echo "{ $serve_head, \"event\": \"summary\", \"listen\": \"\", \"port\": 9, \"out\": \"o\", \"sources_ok\": 1, \"sources_failed\": 0, \"sources_rejected\": 1, \"max_sources\": 4, \"peak_sources\": 1, \"serve_max_total\": 5, \"serve_max_pinned\": null, \"peak_reserved_total\": 1, \"peak_reserved_pinned\": 1, \"peak_rss_bytes\": 1, \"peak_pinned_bytes\": 1, \"ok\": true }"
+	echo "{ $serve_head, \"event\": \"summary\", \"listen\": \"\", \"port\": 9, \"out\": \"o\", \"sources_ok\": 1, \"sources_failed\": 0, \"sources_rejected\": 1, \"max_sources\": 4, \"peak_sources\": 1, \"serve_max_total\": 5, \"serve_max_pinned\": null, \"serve_max_files\": null, \"peak_reserved_total\": 1, \"peak_reserved_pinned\": 1, \"peak_reserved_files\": 3, \"peak_rss_bytes\": 1, \"peak_pinned_bytes\": 1, \"ok\": true }"
 } >"$WORK/serve.jsonl"
 if python3 "$CHECK" --lines "$MAN" "$WORK/serve.jsonl" >"$WORK/check" 2>&1; then
 	ok "check_json.py --lines takes recv --serve's rejected and summary lines"

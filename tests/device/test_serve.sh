@@ -18,6 +18,10 @@
 #      --max-sources is rejected when it connects.
 #   4. SIGTERM drains: no new source is accepted, the running ones
 #      finish, recv exits 0 with a summary.
+#   5. files are admitted: a source of three empty images (five files with
+#      its stream.bin and directory, no bytes) is refused under
+#      --serve-max-files 4, naming the limit; one image (three files) is
+#      received.
 #   DEVICE: rxe | siw
 # Prints "ok - ..." / "FAIL - ..." and "N passed, N failed", and each
 # section's time ("# section N: S s").
@@ -345,6 +349,30 @@ check "recv exits 0 once they are done ($END_RC)" [ "$END_RC" = 0 ]
 facts v4
 check "the summary: 2 ok" [ "$(summary v4 sources_ok)" = 2 ]
 check "the drained images byte-identical" eval 'same m1 v4 && same 4 v4'
+
+why
+# ------------------------------------------- 5. files, not just bytes --
+
+section 5
+OUT=$WORK/out5
+mkdir -p "$WORK/src/empty"
+for n in 1 2 3; do : >"$WORK/src/empty/e$n.bin"; done
+serve v5 $((PORT + 4)) "$OUT" --serve-max-files 4 || { fail "recv --serve starts"; finish; }
+bg many -- send --to "$IP:$((PORT + 4))" --timeout 60 --json "$WORK/src/empty/e1.bin" \
+	"$WORK/src/empty/e2.bin" "$WORK/src/empty/e3.bin"
+wait_end many 60
+check "three empty images (5 files, 0 bytes) over --serve-max-files 4 are refused ($END_RC)" \
+	tool_failed "$END_RC" 1 "$WORK/many.err"
+for ((i = 0; i < 500; i++)); do has_line "$WORK/v5.err" 'rdmig: recv: source' && break; nap 0.01; done
+check "... and recv says which limit" grep -q "^rdmig: recv: source .*--serve-max-files (4)" "$WORK/v5.err"
+send one $((PORT + 4)) 1
+wait_end one 120
+check "one image (3 files) fits: send exits 0 ($END_RC)" [ "$END_RC" = 0 ]
+stop_serve v5
+facts v5
+check "the summary: --serve-max-files 4, 3 files reserved at most" \
+	eval '[ "$(summary v5 serve_max_files)/$(summary v5 peak_reserved_files)" = 4/3 ]'
+check "the image byte-identical" same 1 v5
 
 why
 section end
