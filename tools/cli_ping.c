@@ -39,7 +39,7 @@ static void usage(FILE *f, const char *cmd)
 		   "  -T, --timeout S the limit of every wait, 0 to 86400 seconds (0: none;\n"
 		   "                  default 60)\n"
 		   "  -j, --json      one JSON object on stdout instead of the summary\n"
-		   "  -v, --verbose   the library's debug log on stderr\n"
+		   "  -v, --verbose   the library's notes on stderr; -vv adds its debug log\n"
 		   "  -h, --help      this help\n");
 }
 
@@ -90,7 +90,10 @@ static int parse_args(int argc, char **argv, const char *cmd, struct ping_args *
 			a->opts.timeout_ms = (int)v * 1000;
 			break;
 		case 'j': a->json = 1; cli_run.json = true; break;
-		case 'v': a->opts.log = cli_log; a->opts.log_level = RDMIG_LOG_DEBUG; break;
+		case 'v': /* as send and recv: -v notes, -vv the debug log too */
+			a->opts.log_level = a->opts.log == cli_log ? RDMIG_LOG_DEBUG : RDMIG_LOG_INFO;
+			a->opts.log = cli_log;
+			break;
 		case 'h': usage(stdout, cmd); return 1;
 		default: return cli_bad_option(c, argv);
 		}

@@ -80,7 +80,7 @@ static void usage(FILE *f)
 		   "  -d, --device DEV  only this device (e.g. rxe0)\n"
 		   "  -i, --inline      the ladder's request: auto, 0 or N up to 1024\n"
 		   "  -j, --json        one JSON object on stdout instead of the table\n"
-		   "  -v, --verbose     the library's debug log on stderr\n"
+		   "  -v, --verbose     the library's notes; -vv adds its debug log (the rungs)\n"
 		   "  -h, --help        this help\n");
 }
 
@@ -112,7 +112,10 @@ int cmd_probe(int argc, char **argv)
 						 optarg);
 			break;
 		case 'j': json = 1; cli_run.json = true; break;
-		case 'v': opts.log = cli_log; opts.log_level = RDMIG_LOG_DEBUG; break;
+		case 'v': /* as send and recv: -v notes, -vv the debug log (the rungs) too */
+			opts.log_level = opts.log == cli_log ? RDMIG_LOG_DEBUG : RDMIG_LOG_INFO;
+			opts.log = cli_log;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: return cli_bad_option(c, argv);
 		}
