@@ -173,6 +173,10 @@ void cli_log(void *ctx, int level, const char *msg);
 
 int cmd_probe(int argc, char **argv);
 int cmd_ping(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+
+/* sd_notify(3)'s message MSG to $NOTIFY_SOCKET, if set (cli_notify.c). */
+void cli_notify(const char *msg);
 int cmd_pong(int argc, char **argv);
 int cmd_send(int argc, char **argv);
 int cmd_recv(int argc, char **argv);

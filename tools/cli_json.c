@@ -153,6 +153,11 @@ const char *cj_text(struct json_object *v)
 						 JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
+void cj_free(struct json_object *v)
+{
+	json_object_put(v);
+}
+
 int cj_print(struct json_object *v)
 {
 	const char *text = v && !cj_oom ? cj_text(v) : NULL;

@@ -65,5 +65,7 @@ const char *cj_text(struct json_object *v);
 /* Print cj_text(v) and a newline on stdout and free v (even on failure).
  * 0, or -1 after a note on stderr. */
 int cj_print(struct json_object *v);
+/* Free v (an object not printed). */
+void cj_free(struct json_object *v);
 
 #endif

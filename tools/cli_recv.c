@@ -198,6 +198,8 @@ static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_
 				    rdmig_images_dest_copy_bytes(&o, prm, blocks, n),
 				    (uint64_t)n + 1, &pins, err, errlen))
 			return sink_failed(s);
+		atomic_store(&s->serve->bytes_total, total);
+		atomic_store(&s->serve->phase, SERVE_PHASE_RECEIVING);
 	}
 	s->span_shift = prm->span_shift;
 	s->total = total;
@@ -275,6 +277,8 @@ static int sink_commit(void *ctx, char *err, size_t errlen)
 
 	if (!s->serve) /* the run's phase is the main thread's */
 		cli_phase("write");
+	else
+		atomic_store(&s->serve->phase, SERVE_PHASE_COMMITTING);
 	if (out_commit(&s->a.dir, &s->stream, err, errlen))
 		return sink_failed(s);
 	for (uint32_t i = 0; i < s->nblocks; i++)
@@ -292,8 +296,11 @@ static int on_progress(void *ctx, const struct rdmig_images_event *ev)
 {
 	struct recv_state *s = ctx;
 
-	if (ev->type == RDMIG_IMAGES_EV_PROGRESS)
+	if (ev->type == RDMIG_IMAGES_EV_PROGRESS) {
 		mig_progress(&s->prog, ev->bytes_done);
+		if (s->serve)
+			atomic_store(&s->serve->bytes_done, ev->bytes_done);
+	}
 	return s->serve ? atomic_load(&s->serve->stop) : cli_cancelled();
 }
 

@@ -108,6 +108,7 @@ int recv_accept(struct recv_args *a, struct rdmig_listener **l, struct rdmig_con
 	if (a->m.verbose || isatty(STDERR_FILENO))
 		fprintf(stderr, "recv: listening on %s%s%s:%u\n", strchr(a->host, ':') ? "[" : "",
 			a->host, strchr(a->host, ':') ? "]" : "", rdmig_listener_port(*l));
+	cli_notify("READY=1\nSTATUS=waiting for a source");
 	return rdmig_accept(*l, conn);
 }
 

@@ -73,7 +73,7 @@ static void serve_usage(FILE *f)
 {
 	fprintf(f, "usage: rdmig recv --serve --listen ADDR:PORT --out DIR [--max-sources N]\n"
 		   "                  [--serve-max-total SIZE] [--serve-max-pinned SIZE]\n"
-		   "                  [--serve-max-files N] [--source-deadline S]\n"
+		   "                  [--serve-max-files N] [--source-deadline S] [--status PATH]\n"
 		   "                  [--pin-all] [--inline auto|0|N] [--json] [--timeout S]\n"
 		   "                  [--max-total SIZE] [--allow ADDR[/N]] [--force] [--no-sync]\n"
 		   "                  [--verify on|off] [--chunk-size SIZE] [-v]\n"
@@ -95,6 +95,9 @@ static void serve_usage(FILE *f)
 		   "  --idle-timeout S  end a source that moves no data this long (as plain recv)\n"
 		   "  --source-deadline S  end a source served this long, whatever it moves\n"
 		   "                  (0: never; default %d, a day)\n"
+		   "  --status PATH   answer 'rdmig status --socket PATH' on this UNIX socket\n"
+		   "                  (made with mode 0600; a stale one is replaced; default:\n"
+		   "                  $RDMIG_STATUS_SOCKET, none when unset)\n"
 		   "  --pin-all, --inline, --chunk-size, --allow A[/N], --force, --no-sync,\n"
 		   "  --verify on|off:\n"
 		   "                  per source, as plain recv (rdmig recv --help)\n"
@@ -111,7 +114,7 @@ static void serve_usage(FILE *f)
 }
 
 enum { OPT_SERVE = 0x100, OPT_MAX_SOURCES, OPT_SERVE_TOTAL, OPT_SERVE_PINNED, OPT_DEADLINE,
-       OPT_SERVE_FILES };
+       OPT_SERVE_FILES, OPT_STATUS };
 
 static int serve_option(struct serve *sv, int c, const char *arg)
 {
@@ -125,6 +128,11 @@ static int serve_option(struct serve *sv, int c, const char *arg)
 			return cli_usage("--max-sources '%s': takes a number from 1 to %d", arg,
 					 SERVE_MAX_SOURCES);
 		sv->max_sources = (unsigned)n;
+		return 0;
+	case OPT_STATUS:
+		if (!arg[0])
+			return cli_usage("--status: takes the path of a socket to make");
+		sv->status_path = arg;
 		return 0;
 	case OPT_SERVE_FILES:
 		if (cli_parse_long(arg, 1, SERVE_MAX_FILES, &n))
@@ -171,6 +179,7 @@ static int parse_serve_args(int argc, char **argv, struct serve *sv)
 		{"serve-max-pinned", required_argument, NULL, OPT_SERVE_PINNED},
 		{"source-deadline", required_argument, NULL, OPT_DEADLINE},
 		{"serve-max-files", required_argument, NULL, OPT_SERVE_FILES},
+		{"status", required_argument, NULL, OPT_STATUS},
 		MIG_PROGRESS_OPTION,
 		{NULL, 0, NULL, 0}};
 	int c, r = 0;
@@ -196,6 +205,9 @@ static int parse_serve_args(int argc, char **argv, struct serve *sv)
 	}
 	if ((r = recv_args_finish(&sv->a, argc, argv)))
 		return r;
+	/* the systemd unit's way to give the socket: --status wins */
+	if (!sv->status_path && getenv("RDMIG_STATUS_SOCKET") && getenv("RDMIG_STATUS_SOCKET")[0])
+		sv->status_path = getenv("RDMIG_STATUS_SOCKET");
 	/* accepted, so that one set of options (the systemd unit's) serves
 	 * both modes, but said: it would be a surprise that it shows nothing */
 	if (sv->a.m.progress == MIG_PROGRESS_HUMAN || sv->a.m.progress == MIG_PROGRESS_JSON)
@@ -379,6 +391,7 @@ static void *source_thread(void *arg)
 	 * goes next, while that one may already connect) */
 	pthread_mutex_lock(&sv->lock);
 	report_source(src);
+	remember_ended(src);
 	if (src->ret)
 		sv->failed++;
 	else
@@ -438,6 +451,10 @@ static void start_source(struct serve *sv, struct rdmig_conn *conn)
 	src->hooks.ctx = src;
 	src->hooks.admit = admit;
 	atomic_init(&src->hooks.stop, false);
+	atomic_init(&src->hooks.phase, SERVE_PHASE_HEADER);
+	atomic_init(&src->hooks.bytes_total, 0);
+	atomic_init(&src->hooks.bytes_done, 0);
+	src->t_accepted = rdmig_monotonic_seconds();
 	pthread_mutex_lock(&sv->lock);
 	src->seq = ++sv->seq;
 	src->next = sv->sources;
@@ -455,6 +472,7 @@ static void start_source(struct serve *sv, struct rdmig_conn *conn)
 	rdmig_send_error(conn);
 	pthread_mutex_lock(&sv->lock);
 	report_source(src);
+	remember_ended(src);
 	sv->running--;
 	sv->failed++;
 	sv->sources = src->next;
@@ -569,6 +587,7 @@ static void accept_sources(struct serve *sv)
 	while ((ret = rdmig_try_accept(sv->l, &conn)) == 0 && conn) {
 		start_source(sv, conn);
 		conn = NULL;
+		serve_notify(sv, "");
 	}
 	if (ret && ret != RDMIG_EAGAIN) /* one source's handshake: the others go on */
 		fprintf(stderr, "rdmig: recv: a source could not connect: %s\n",
@@ -604,18 +623,23 @@ static int serve_loop(struct serve *sv, int signal_fd)
 	int signals = 0;
 
 	for (;;) {
-		struct pollfd p[3] = {
+		struct pollfd p[4] = {
 			{.fd = sv->wake[0], .events = POLLIN},
 			{.fd = signal_fd, .events = POLLIN},
 			{.fd = sv->l ? rdmig_listener_fd(sv->l) : -1, .events = POLLIN},
+			{.fd = sv->status_fd, .events = POLLIN},
 		};
 
-		if (poll(p, 3, 100) < 0 && errno != EINTR)
+		if (poll(p, 4, 100) < 0 && errno != EINTR)
 			return -1;
 		sample_memory(sv);
-		if (p[0].revents)
+		if (p[0].revents) {
 			drain_pipe(sv->wake[0]);
+			serve_notify(sv, "");
+		}
 		reap_sources(sv);
+		if (p[3].revents)
+			status_answer(sv);
 		if (cli_cancelled()) {
 			int got = signal_fd >= 0 ? drain_pipe(signal_fd) : 0;
 
@@ -628,6 +652,7 @@ static int serve_loop(struct serve *sv, int signal_fd)
 				pthread_mutex_unlock(&sv->lock);
 				rdmig_listener_destroy(sv->l);
 				sv->l = NULL;
+				serve_notify(sv, "STOPPING=1\n");
 			}
 			if (signals > 1)
 				stop_sources(sv);
@@ -650,6 +675,7 @@ int cmd_recv_serve(int argc, char **argv)
 	memset(&sv, 0, sizeof(sv));
 	sv.max_sources = SERVE_DEFAULT_SOURCES;
 	sv.wake[0] = sv.wake[1] = -1;
+	sv.status_fd = -1;
 	if ((ret = parse_serve_args(argc, argv, &sv)))
 		return ret == 1 ? 0 : ret;
 	if ((ret = cli_env_check()))
@@ -674,7 +700,15 @@ int cmd_recv_serve(int argc, char **argv)
 	cli_phase("accept");
 	if ((ret = serve_listen(&sv, &lopts))) {
 		ret = cli_fail_lib("recv", ret, recv_errmsg("", NULL, NULL, sv.l, ret));
+		if (sv.a.m.json) /* the summary, as rdmig-json(7) says, with the failure */
+			print_summary(&sv, ret);
+	} else if (status_open(&sv, err, sizeof(err))) {
+		ret = cli_fail_code("recv", "failed", err);
+		if (sv.a.m.json)
+			print_summary(&sv, ret);
 	} else {
+		sv.t_start = rdmig_monotonic_seconds();
+		serve_notify(&sv, "READY=1\n");
 		ret = serve_loop(&sv, signal_fd);
 		ret = ret < 0 ? cli_fail("recv", "poll failed") : ret ? cli_cancel_status()
 								    : sv.failed ? 1 : 0;
@@ -683,6 +717,7 @@ int cmd_recv_serve(int argc, char **argv)
 		print_summary(&sv, ret);
 	}
 	rdmig_listener_destroy(sv.l);
+	status_close(&sv);
 	out_dir_remove_made(&sv.a.dir); /* when no source's directory is in it */
 	close(sv.wake[0]);
 	close(sv.wake[1]);

@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{"ping", cmd_ping, "time REGISTER_REQUEST -> REGISTER_RESULT round trips"},
 	{"send", cmd_send, "migrate files as RAM blocks to a 'recv' (the source side)"},
 	{"recv", cmd_recv, "receive one migration into a directory and verify it"},
+	{"status", cmd_status, "ask a running 'recv --serve --status PATH' how it stands"},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -21,8 +21,15 @@ struct recv_block {
 /* What `recv --serve` (cli_recv_serve.c) changes in one source's run:
  * the run stops on its own flag, not on the process's signals, and a
  * header is admitted only within what the other sources leave. */
+/* Where a served source is, for `rdmig status` (serve_status.c). */
+enum serve_phase { SERVE_PHASE_HEADER, SERVE_PHASE_RECEIVING, SERVE_PHASE_COMMITTING };
+
 struct recv_serve_hooks {
 	atomic_bool stop; /* set by the serving thread: abort this source */
+	/* written by the source's thread, read by the status socket's */
+	atomic_int phase;                   /* enum serve_phase */
+	atomic_uint_least64_t bytes_total;  /* of its blocks, once admitted */
+	atomic_uint_least64_t bytes_done;   /* spans landed */
 	void *ctx;
 	/* the header came and this recv accepts it: bytes of all blocks, the
 	 * hashing threads' copies (memory, not disk), the files it makes in

@@ -27,7 +27,20 @@ struct source {
 	int ret;
 	char msg[1600];    /* the message of its failure */
 	bool done;         /* its thread ended: the main thread joins it */
+	double t_accepted; /* rdmig_monotonic_seconds() */
 };
+
+/* A source that ended, as `rdmig status` lists the last few. */
+struct serve_ended {
+	unsigned seq;
+	char peer[64];
+	char dir[300];
+	bool ok;
+	uint64_t bytes;
+	double seconds;
+	char msg[256];
+};
+#define SERVE_ENDED_KEPT 8
 
 struct serve {
 	struct recv_args a;
@@ -46,6 +59,11 @@ struct serve {
 	uint64_t peak_mem_reserved, peak_pins_reserved, peak_files_reserved, peak_pinned, peak_rss;
 	unsigned ok, failed, rejected;
 	unsigned peak_running;
+	double t_start;     /* rdmig_monotonic_seconds() at listen */
+	const char *status_path; /* --status: the status socket, or NULL */
+	int status_fd;      /* its listening socket, or -1 */
+	struct serve_ended ended[SERVE_ENDED_KEPT]; /* a ring: the last that ended */
+	unsigned nended;    /* ever */
 };
 
 /* cli_recv_serve_report.c; called with sv->lock held */
@@ -53,5 +71,18 @@ void sample_memory(struct serve *sv);
 void failure_text(struct source *src, char *msg, size_t len);
 void report_source(struct source *src);
 int print_summary(struct serve *sv, int status);
+/* Keep src among the last that ended (sv->lock held). */
+void remember_ended(struct source *src);
+
+/* serve_status.c: the status socket (--status PATH) and sd_notify */
+/* Listen on sv->status_path (a UNIX stream socket, mode 0600; a stale one
+ * is replaced, a live one refused); 0, or -1 with a message in err. */
+int status_open(struct serve *sv, char *err, size_t errlen);
+/* Answer every client waiting on sv->status_fd: one JSON object each. */
+void status_answer(struct serve *sv);
+void status_close(struct serve *sv);
+/* Tell systemd (NOTIFY_SOCKET) how the server stands: READY=1 once,
+ * then STATUS= lines; STOPPING=1 when draining.  Nothing without it. */
+void serve_notify(struct serve *sv, const char *state);
 
 #endif

@@ -57,6 +57,7 @@ check "send --qemu-replay" "rdmig send --qemu-replay" send --qemu-replay DIR
 check probe "rdmig probe" probe
 check ping "rdmig ping" ping
 check pong "rdmig pong" pong
+check status "rdmig status" status
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

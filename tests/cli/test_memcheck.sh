@@ -50,7 +50,7 @@ mc 2 no-such-command
 mc 2 --bogus
 mc 0 --version
 mc 0 --help
-for c in probe ping pong send recv; do
+for c in probe ping pong send recv status; do
 	mc 0 "$c" --help
 done
 mc 0 help
@@ -111,6 +111,15 @@ mc 2 recv --serve --listen :4444 --out "$NOOUT" --max-sources 0
 mc 2 recv --qemu
 mc 2 recv --qemu --listen :4444 --out "$NOOUT" --max-total 0
 mc 2 recv --qemu --listen 127.0.0.1:9 --out "$NOOUT" --source-qmp /x --ramblocks /y
+# status: bad options; no server (a missing socket, a file that is not one)
+mc 2 status
+mc 2 status --json
+mc 2 status --socket
+mc 2 status --socket "$D/s" --json --metrics
+mc 2 status --socket "$D/s" operand
+mc 2 status --bogus
+mc 1 status --socket "$D/none.sock"
+mc 1 status --json --socket "$D/img"
 # failures past the options where this host has no RDMA device (the
 # tool's status 1)
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then

@@ -22,6 +22,10 @@
 #      its stream.bin and directory, no bytes) is refused under
 #      --serve-max-files 4, naming the limit; one image (three files) is
 #      received.
+#   6. `rdmig status` on --status: 8 live sources held mid-way (their peer,
+#      phase, bytes; as a table, JSON that matches rdmig-json(7), and
+#      Prometheus metrics), then the 8 among the ended, verified; the
+#      socket goes with the server.
 #   DEVICE: rxe | siw
 # Prints "ok - ..." / "FAIL - ..." and "N passed, N failed", and each
 # section's time ("# section N: S s").
@@ -373,6 +377,82 @@ facts v5
 check "the summary: --serve-max-files 4, 3 files reserved at most" \
 	eval '[ "$(summary v5 serve_max_files)/$(summary v5 peak_reserved_files)" = 4/3 ]'
 check "the image byte-identical" same 1 v5
+
+why
+# ------------------------------------------------ 6. rdmig status --
+
+section 6
+OUT=$WORK/out6
+SOCK=$WORK/status.sock
+for n in 4 5 6 7 8; do image "m$n" "$HELD"; done
+# systemd's side of sd_notify: each datagram to NOTIFY_SOCKET, kept
+python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as f:
+    while True:
+        f.write(s.recv(4096).decode() + "\n")
+        f.flush()' "$WORK/notify.sock" "$WORK/notify.txt" &
+NOTIFY_PID=$!
+# python starts in seconds in the emulated guest: a minute at most
+for ((i = 0; i < 6000; i++)); do [ -S "$WORK/notify.sock" ] && break; nap 0.01; done
+check "the stand-in for systemd listens" [ -S "$WORK/notify.sock" ]
+NOTIFY_SOCKET=$WORK/notify.sock serve v6 $((PORT + 5)) "$OUT" --max-sources 8 --status "$SOCK" ||
+	{ fail "recv --serve starts"; finish; }
+check "the status socket is there, mode 0600" eval '[ -S "$SOCK" ] && [ "$(stat -c %a "$SOCK")" = 600 ]'
+for n in 1 2 3 4 5 6 7 8; do
+	send "s$n" $((PORT + 5)) "m$n"
+	hold "$OUT" "$n" "s$n"
+done
+"$RDMIG" status --socket "$SOCK" >"$WORK/st.txt" 2>"$WORK/st.err"
+check "rdmig status exits 0 and shows 8 running ($?)" grep -q '^sources: 8 running (at most 8)' "$WORK/st.txt"
+check "... one line per source, each receiving" \
+	eval '[ "$(grep -c " receiving " "$WORK/st.txt")" = 8 ]'
+"$RDMIG" status --socket "$SOCK" --json >"$WORK/st.json"
+check "rdmig status --json matches rdmig-json(7)" python3 "$CHECK_JSON" "$JSON_MAN" "$WORK/st.json"
+check "... 8 sources, each of $HELD bytes, from this guest's address" python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+s = o["sources"]
+ok = len(s) == 8 and o["sources_running"] == 8 and o["reserved_files"] == 8 * 3
+ok = ok and all(x["bytes_total"] == int(sys.argv[2]) and x["peer"] == sys.argv[3] and
+                0 <= x["bytes_done"] <= x["bytes_total"] and x["phase"] == "receiving" for x in s)
+sys.exit(0 if ok else 1)' "$WORK/st.json" "$HELD" "$IP"
+"$RDMIG" status --socket "$SOCK" --metrics >"$WORK/st.prom"
+check "rdmig status --metrics: 8 running, a series per source" \
+	eval 'grep -qx "rdmig_serve_sources_running 8" "$WORK/st.prom" &&
+		[ "$(grep -c "^rdmig_serve_source_bytes_total{seq=\"[0-9]*\",peer=\"$IP\"} $HELD$" "$WORK/st.prom")" = 8 ]'
+for n in 1 2 3 4 5 6 7 8; do pid=PID_s$n; kill -CONT "${!pid}"; done
+good=0
+for n in 1 2 3 4 5 6 7 8; do wait_end "s$n" 300 && [ "$END_RC" = 0 ] && good=$((good + 1)); done
+check "the 8 finish ($good of 8)" [ "$good" = 8 ]
+for ((i = 0; i < 500; i++)); do
+	"$RDMIG" status --socket "$SOCK" --json >"$WORK/st2.json" 2>/dev/null &&
+		grep -q '"sources_ok": 8' "$WORK/st2.json" && break
+	nap 0.01
+done
+check "then none running, 8 verified among the ended" python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+e = o["ended"]
+sys.exit(0 if o["sources_running"] == 0 and len(e) == 8 and all(x["verified"] for x in e) else 1)' \
+	"$WORK/st2.json"
+stop_serve v6
+check "recv exits 0 ($END_RC), its socket gone" eval '[ "$END_RC" = 0 ] && [ ! -e "$SOCK" ]'
+# the listener may lag behind in the emulated guest: its last datagram first
+for ((i = 0; i < 1000; i++)); do has_line "$WORK/notify.txt" STOPPING=1 && break; nap 0.01; done
+kill "$NOTIFY_PID" 2>/dev/null
+sed 's/^/# notify: /' "$WORK/notify.txt"
+check "systemd was told READY=1, 8 running, 8 ok, then STOPPING=1" \
+	eval 'grep -qx "READY=1" "$WORK/notify.txt" &&
+		grep -q "^STATUS=serving: 8 running" "$WORK/notify.txt" &&
+		grep -q "^STATUS=serving: 0 running, 8 ok, 0 failed" "$WORK/notify.txt" &&
+		grep -qx "STOPPING=1" "$WORK/notify.txt"'
+"$RDMIG" status --socket "$SOCK" >/dev/null 2>"$WORK/st3.err"
+rc=$?
+check "rdmig status without a server: exit 1 ($rc), says so" \
+	eval '[ "$rc" = 1 ] && grep -q "cannot reach a server at" "$WORK/st3.err"'
 
 why
 section end
