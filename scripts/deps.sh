@@ -3,7 +3,7 @@
 # packages rdmig builds with, when they are missing (needs root on a fresh
 # Debian 12).  The guest's own packages are installed by scripts/rdma-vm.
 
-RDMIG_BUILD_PKGS="gcc make cmake pkg-config libibverbs-dev librdmacm-dev libjson-c-dev libxxhash-dev libssl-dev clang valgrind strace
+RDMIG_BUILD_PKGS="gcc make cmake pkg-config libibverbs-dev librdmacm-dev libjson-c-dev libxxhash-dev libssl-dev clang valgrind strace systemd
 	scdoc"
 
 # How long an install waits for another apt or dpkg (an engineer's, the

@@ -8,8 +8,9 @@
 # One ctest run of the labels device and interop, JOBS at a time; then,
 # with RELEASE_DIR, the build users run (release, no sanitizer) moves
 # bytes on both devices: migrate.large at its full size (the sanitizer
-# build cuts it to a quarter, and has it as "extended"), and the image-set
-# example.  A
+# build cuts it to a quarter, and has it as "extended"), the image-set
+# example, and the systemd unit's sandbox against what rdmig does
+# (tests/device/test_unit_syscalls.sh, under strace).  A
 # case's processes wait on each other (a device case's two ends, an interop
 # case's nested QEMUs while rdmig works), so two cases side by side keep
 # the guest's two vCPUs busier: measured on an idle 2-core host
@@ -35,6 +36,7 @@ ctest --test-dir "$1" -L '^(device|interop)$' -j "$2" --output-on-failure
 rc=$?
 [ $# = 3 ] || exit $rc
 echo "# the release build ($3): a subset on the devices"
-ctest --test-dir "$3" -R '^(migrate\.large_(rxe|siw)|examples\.copy_images_rxe)$' -j "$2" --output-on-failure ||
+ctest --test-dir "$3" -R '^(migrate\.large_(rxe|siw)|examples\.copy_images_rxe|sandbox\.syscalls_(rxe|siw))$' \
+	-j "$2" --output-on-failure ||
 	rc=1
 exit $rc
