@@ -121,6 +121,21 @@ wait_header() {
 	return 1
 }
 
+# wait_data N: migration N is mid-transfer: recv wrote a first span into an
+# image (the images are random: the written span is allocated).  Fails if
+# either side ends first or a minute passes.
+wait_data() {
+	local n=$1 i f
+	for ((i = 0; i < 6000; i++)); do
+		for f in "$WORK/out$1"/.rdmig-*.img; do
+			[ -f "$f" ] && [ "$(stat -c %b "$f")" -gt 0 ] && return 0
+		done
+		ended "s$n" || ended "r$n" && return 1
+		nap 0.01
+	done
+	return 1
+}
+
 # no_outputs DIR: recv left neither stream.bin nor an image.
 no_outputs() { [ -z "$(ls "$1" 2>/dev/null)" ]; }
 no_sanitizer_report() { ! grep -qs 'Sanitizer' "$WORK/$1.err"; }
@@ -292,11 +307,10 @@ signal_run() {
 	migrate_bg "$n" "$@" || { fail "$what: recv did not start"; return; }
 	local pid=PID_$tag
 	pid=${!pid}
-	if ! wait_header "$n"; then
+	if ! wait_header "$n" || ! wait_data "$n"; then
 		fail "$what: the migration did not get under way"
 		return
 	fi
-	nap 0.3
 	if ended "$tag"; then
 		fail "$what: $side ended before the signal (image too small?)"
 		return
