@@ -511,6 +511,66 @@ void rdmig_conn_cancel(struct rdmig_conn *c);
 const char *rdmig_conn_device(const struct rdmig_conn *c);
 
 /*
+ * (0.3) Admission: what the connections of a server may hold together.  A
+ * server that takes many sources at once gives its listener an admission
+ * (rdmig_listener_set_admission): each connection request that passes the
+ * filter then takes a slot, held through its handshake and, once accepted,
+ * by its connection until rdmig_conn_destroy; a request that finds every
+ * slot taken is rejected before anything is allocated for it (on_busy
+ * hears of it, with the source's address).  Once a connection knows what
+ * its source asks for (the image-set destination's header), it reserves
+ * that with rdmig_conn_reserve: bytes of memory (its blocks and the
+ * hashing copies, rdmig_images_dest_copy_bytes), bytes it may pin, files;
+ * a reservation that does not fit in what the others left is refused with
+ * the limit named, and what a connection reserved is given back with it
+ * (rdmig_conn_destroy).  UINT64_MAX in a limit: none.  Thread-safe: the
+ * connections may run on threads of their own; the admission must outlive
+ * every connection that holds a slot of it.
+ */
+struct rdmig_admission;
+
+struct rdmig_admission_limits {
+	size_t size;       /* sizeof(struct rdmig_admission_limits) */
+	unsigned slots;    /* connections at once, handshakes included (>= 1) */
+	uint64_t bytes;    /* memory of all reservations */
+	uint64_t pinned;   /* pinnable bytes of all reservations */
+	uint64_t files;    /* files of all reservations */
+};
+
+/* What one connection asks for, and what all of them hold (usage). */
+struct rdmig_admission_ask {
+	size_t size;       /* sizeof(struct rdmig_admission_ask) */
+	uint64_t bytes, pinned, files;
+};
+
+struct rdmig_admission_usage {
+	size_t size;       /* sizeof(struct rdmig_admission_usage) */
+	unsigned slots;    /* taken now */
+	uint64_t bytes, pinned, files; /* reserved now */
+	unsigned peak_slots;
+	uint64_t peak_bytes, peak_pinned, peak_files;
+	uint64_t busy;     /* requests rejected for want of a slot */
+};
+
+/* 0, RDMIG_EINVAL (no slot, a bad size), RDMIG_ENOMEM. */
+int rdmig_admission_create(const struct rdmig_admission_limits *limits,
+			   struct rdmig_admission **out);
+/* NULL is fine. */
+void rdmig_admission_destroy(struct rdmig_admission *a);
+void rdmig_admission_usage(struct rdmig_admission *a, struct rdmig_admission_usage *u);
+/* Slots for the listener's requests; on_busy (optional) is called, on the
+ * thread that accepts, for each request rejected for want of one. */
+typedef void (*rdmig_busy_fn)(void *ctx, const struct sockaddr *source, unsigned slots);
+void rdmig_listener_set_admission(struct rdmig_listener *l, struct rdmig_admission *a,
+				  rdmig_busy_fn on_busy, void *ctx);
+/* Reserve ask for the connection (it adds to what it holds): 0;
+ * RDMIG_EAGAIN when it does not fit (why says which limit and what is
+ * left); RDMIG_ESTATE when the connection has no admission (it did not
+ * come from a listener with one); RDMIG_EINVAL for a bad argument. */
+int rdmig_conn_reserve(struct rdmig_conn *c, const struct rdmig_admission_ask *ask, char *why,
+		       size_t whylen);
+
+/*
  * A file descriptor an event loop can sleep on (poll, epoll, select) until
  * the connection may have work, instead of blocking a thread in a call.
  * Call it right before every sleep: it gets the connection ready for the

@@ -130,7 +130,21 @@ struct rdmig_conn {
 	 * the flag alone then ends a wait at its next slice). */
 	atomic_bool cancelled;
 	int cancel_efd;
+
+	/* admission.c: the slot this connection holds from its request to
+	 * its destroy, and what it reserved (both given back then); NULL
+	 * when it came from a listener without an admission */
+	struct rdmig_admission *adm;
+	struct rdmig_admission_ask held;
 };
+
+/* admission.c: give back what the connection holds (its slot, its
+ * reservation); on its destroy. */
+void rdmig__admission_leave(struct rdmig_conn *c);
+/* Take a slot of a (true), or count a busy request (false). */
+bool rdmig__admission_take_slot(struct rdmig_admission *a);
+void rdmig__admission_give_slot(struct rdmig_admission *a);
+unsigned rdmig__admission_slots(const struct rdmig_admission *a);
 
 /* Whether the connection's own waits must end: its opts (cancel,
  * cancel_fd) or rdmig_conn_cancel. */

@@ -309,6 +309,8 @@ void rdmig_conn_destroy(struct rdmig_conn *c)
 	rdmig__conn_fd_close(c);
 	if (c->cancel_efd >= 0)
 		close(c->cancel_efd);
+	/* its resources are gone: its slot and reservation may go to another */
+	rdmig__admission_leave(c);
 	free(c);
 }
 

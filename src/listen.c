@@ -58,6 +58,9 @@ struct rdmig_listener {
 	uint16_t port;
 	rdmig_accept_filter_fn filter;
 	void *filter_ctx;
+	struct rdmig_admission *adm; /* slots for the requests; NULL: none */
+	rdmig_busy_fn on_busy;
+	void *busy_ctx;
 	unsigned refused;                /* requests refused by rdmig_accept so far */
 	char last_refusal[RDMIG_ERRMSG_SIZE];
 	struct accept_pending pending; /* handshakes in flight */
@@ -324,8 +327,11 @@ static int start_handshake(struct rdmig_listener *l, struct rdma_cm_id *id,
 	if (ret) {
 		reject_with_our_caps(id);
 		rdma_destroy_id(id);
+		if (l->adm)
+			rdmig__admission_give_slot(l->adm);
 		return rdmig__fail(&l->opts, l->errmsg, ret, "cannot allocate a connection");
 	}
+	c->adm = l->adm; /* the slot is the connection's from here */
 	c->caps = *caps;
 	c->id = id; /* on the listener's channel until ESTABLISHED */
 	id->context = c;
@@ -431,7 +437,21 @@ static bool source_allowed(struct rdmig_listener *l, struct rdma_cm_id *id)
 	return false;
 }
 
-/* A connection request: both gates, then its handshake starts. */
+/* The third gate, with an admission: a slot, held from here by the
+ * handshake and then by its connection until rdmig_conn_destroy.  A
+ * request that finds none is rejected, and the caller told. */
+static bool slot_taken(struct rdmig_listener *l, struct rdma_cm_id *id)
+{
+	if (!l->adm || rdmig__admission_take_slot(l->adm))
+		return true;
+	if (l->on_busy)
+		l->on_busy(l->busy_ctx, rdma_get_peer_addr(id), rdmig__admission_slots(l->adm));
+	reject_with_our_caps(id);
+	forget_request(l, id, "every slot of the admission is taken");
+	return false;
+}
+
+/* A connection request: the gates, then its handshake starts. */
 static int take_request(struct rdmig_listener *l, struct rdma_cm_event *ev)
 {
 	struct rdmig_caps caps = {0, 0};
@@ -451,6 +471,8 @@ static int take_request(struct rdmig_listener *l, struct rdma_cm_event *ev)
 		forget_request(l, id, l->errmsg);
 		return 0;
 	}
+	if (!slot_taken(l, id))
+		return 0;
 	return start_handshake(l, id, &caps);
 }
 
@@ -538,6 +560,16 @@ int rdmig_listener_fd(struct rdmig_listener *l)
 {
 	/* the channel is non-blocking (rdmig__cm_channel_create) */
 	return l && l->ec ? l->ec->fd : -1;
+}
+
+void rdmig_listener_set_admission(struct rdmig_listener *l, struct rdmig_admission *a,
+				  rdmig_busy_fn on_busy, void *ctx)
+{
+	if (!l)
+		return;
+	l->adm = a;
+	l->on_busy = on_busy;
+	l->busy_ctx = ctx;
 }
 
 void rdmig_listener_set_filter(struct rdmig_listener *l, rdmig_accept_filter_fn fn, void *ctx)
