@@ -217,6 +217,18 @@ static int parse_serve_args(int argc, char **argv, struct serve *sv)
 	return 0;
 }
 
+/* What the sources may hold together, in the library's admission: the
+ * slots (--max-sources) and the totals; --out's room is the tool's. */
+static int serve_admission(struct serve *sv)
+{
+	struct rdmig_admission_limits lim = {
+		.size = sizeof(lim), .slots = sv->max_sources, .bytes = sv->max_total,
+		.pinned = sv->max_pinned, .files = sv->max_files,
+	};
+
+	return rdmig_admission_create(&lim, &sv->adm);
+}
+
 /* The defaults of the totals, once --out is open. */
 static void serve_limits(struct serve *sv)
 {
@@ -241,63 +253,63 @@ static uint64_t left(uint64_t limit, uint64_t used)
 	return limit == UINT64_MAX ? UINT64_MAX : limit > used ? limit - used : 0;
 }
 
-/* What one source's header asks of the server. */
-struct ask {
-	uint64_t total, copies, files, pins;
-};
-
-/* Does ASK fit in what the running sources leave (sv->lock held)?  0,
- * or -1 with which limit says no, and what is left of it, in err. */
-static int over_limits(struct serve *sv, const struct ask *ask, char *err, size_t errlen)
+/* What --out can still take (sv->lock held): the free space and inodes
+ * less what the running sources reserved, which they may still write
+ * (what they wrote so far then counts twice: a safe bound).  0, or -1
+ * with which says no in err. */
+static int out_has_room(struct serve *sv, uint64_t total, uint64_t files, char *err, size_t errlen)
 {
-	uint64_t mem_left = left(sv->max_total, sv->mem_reserved);
-	uint64_t pins_left = left(sv->max_pinned, sv->pins_reserved);
-	/* what the running sources may still write is reserved, so the free
-	 * space (and inodes) now count what they wrote so far twice: a safe
-	 * bound */
-	uint64_t disk_left = left(out_dir_free(&sv->a.dir), sv->mem_reserved);
-	uint64_t files_left = left(sv->max_files, sv->files_reserved);
-	uint64_t inodes_left = left(out_dir_free_files(&sv->a.dir), sv->files_reserved);
+	struct rdmig_admission_usage u = {.size = sizeof(u)};
+	uint64_t disk_left, inodes_left;
 	char a[32], b[32];
 
-	if (ask->total > mem_left)
+	rdmig_admission_usage(sv->adm, &u);
+	disk_left = left(out_dir_free(&sv->a.dir), u.bytes);
+	inodes_left = left(out_dir_free_files(&sv->a.dir), u.files);
+	if (total > disk_left)
 		snprintf(err, errlen, "the source's blocks (%s) exceed what the running sources "
-			 "leave of --serve-max-total (%s)", mig_size(ask->total, a, sizeof(a)),
-			 mig_size(mem_left, b, sizeof(b)));
-	else if (ask->copies > mem_left - ask->total)
-		snprintf(err, errlen, "the source's blocks and its hashing copies (%s, its spans "
-			 "are large) exceed what the running sources leave of --serve-max-total "
-			 "(%s)", mig_size(ask->total + ask->copies, a, sizeof(a)),
-			 mig_size(mem_left, b, sizeof(b)));
-	else if (ask->total > disk_left)
-		snprintf(err, errlen, "the source's blocks (%s) exceed what the running sources "
-			 "leave of the free space in %s (%s)", mig_size(ask->total, a, sizeof(a)),
+			 "leave of the free space in %s (%s)", mig_size(total, a, sizeof(a)),
 			 sv->a.out, mig_size(disk_left, b, sizeof(b)));
-	else if (ask->files > files_left)
+	else if (files > inodes_left)
 		snprintf(err, errlen, "the source's files (%llu) exceed what the running sources "
-			 "leave of --serve-max-files (%llu)", (unsigned long long)ask->files,
-			 (unsigned long long)files_left);
-	else if (ask->files > inodes_left)
-		snprintf(err, errlen, "the source's files (%llu) exceed what the running sources "
-			 "leave of the free inodes in %s (%llu)", (unsigned long long)ask->files,
+			 "leave of the free inodes in %s (%llu)", (unsigned long long)files,
 			 sv->a.out, (unsigned long long)inodes_left);
-	else if (ask->pins > pins_left)
-		snprintf(err, errlen, "the memory the source may pin (%s) exceeds what the running "
-			 "sources leave of --serve-max-pinned (%s)",
-			 mig_size(ask->pins, a, sizeof(a)), mig_size(pins_left, b, sizeof(b)));
 	else
 		return 0;
 	return -1;
 }
 
-static void raise_peak(uint64_t *peak, uint64_t now)
+/* The library's refusal (rdmig_conn_reserve's why: "memory: ...",
+ * "pinned memory: ...", "files: ...") in the words of the options. */
+static void say_refusal(struct serve *sv, const struct rdmig_admission_ask *ask, const char *why,
+			char *err, size_t errlen)
 {
-	if (now > *peak)
-		*peak = now;
+	struct rdmig_admission_usage u = {.size = sizeof(u)};
+	char a[32], b[32];
+
+	rdmig_admission_usage(sv->adm, &u);
+	if (!strncmp(why, "memory:", 7))
+		snprintf(err, errlen, "the source's blocks and hashing copies (%s) exceed what the "
+			 "running sources leave of --serve-max-total (%s)",
+			 mig_size(ask->bytes, a, sizeof(a)),
+			 mig_size(left(sv->max_total, u.bytes), b, sizeof(b)));
+	else if (!strncmp(why, "pinned memory:", 14))
+		snprintf(err, errlen, "the memory the source may pin (%s) exceeds what the running "
+			 "sources leave of --serve-max-pinned (%s)",
+			 mig_size(ask->pinned, a, sizeof(a)),
+			 mig_size(left(sv->max_pinned, u.pinned), b, sizeof(b)));
+	else if (!strncmp(why, "files:", 6))
+		snprintf(err, errlen, "the source's files (%llu) exceed what the running sources "
+			 "leave of --serve-max-files (%llu)", (unsigned long long)ask->files,
+			 (unsigned long long)left(sv->max_files, u.files));
+	else
+		snprintf(err, errlen, "the source cannot be admitted: %s", why);
 }
 
 /* recv_serve_hooks.admit, on the source's thread: reserve what its header
- * asks, or refuse it with what is left and which limit says so.  FILES
+ * asks on its connection (the library's admission: memory, pinned memory,
+ * files; given back when the connection goes), after the room in --out
+ * (the tool's: its files), or refuse it with which limit says so.  FILES
  * are its images and stream.bin; its directory, made before the header
  * came, is one more. */
 static int admit(void *ctx, uint64_t total, uint64_t copies, uint64_t files,
@@ -305,21 +317,19 @@ static int admit(void *ctx, uint64_t total, uint64_t copies, uint64_t files,
 {
 	struct source *src = ctx;
 	struct serve *sv = src->sv;
-	struct ask ask = {.total = total, .copies = copies, .files = files + 1, .pins = pins->most};
+	struct rdmig_admission_ask ask = {
+		.size = sizeof(ask), .bytes = total + copies, .pinned = pins->most, .files = files + 1,
+	};
+	char why[256];
 	int ret;
 
+	/* one admission at a time: what --out has room for is read and
+	 * reserved together */
 	pthread_mutex_lock(&sv->lock);
-	ret = over_limits(sv, &ask, err, errlen);
-	if (!ret) {
-		src->mem = total + copies; /* memory until the source ends */
-		src->pins = ask.pins;
-		src->files = ask.files;
-		sv->mem_reserved += src->mem;
-		sv->pins_reserved += src->pins;
-		sv->files_reserved += src->files;
-		raise_peak(&sv->peak_mem_reserved, sv->mem_reserved);
-		raise_peak(&sv->peak_pins_reserved, sv->pins_reserved);
-		raise_peak(&sv->peak_files_reserved, sv->files_reserved);
+	ret = out_has_room(sv, total, ask.files, err, errlen);
+	if (!ret && rdmig_conn_reserve(src->s.conn, &ask, why, sizeof(why))) {
+		say_refusal(sv, &ask, why, err, errlen);
+		ret = -1;
 	}
 	pthread_mutex_unlock(&sv->lock);
 	return ret;
@@ -396,10 +406,7 @@ static void *source_thread(void *arg)
 		sv->failed++;
 	else
 		sv->ok++;
-	sv->mem_reserved -= src->mem;
-	sv->pins_reserved -= src->pins;
-	sv->files_reserved -= src->files;
-	sv->running--;
+	sv->running--; /* its slot and reservation go with its connection */
 	conn = src->s.conn; /* under the lock: stop_sources may cancel it */
 	src->s.conn = NULL;
 	pthread_mutex_unlock(&sv->lock);
@@ -520,47 +527,46 @@ static void stop_sources(struct serve *sv)
 
 /* ------------------------------------------------------ the listener -- */
 
-/* The listener's filter: --allow, then room for one more source. */
+/* The listener's filter: --allow. */
 static bool serve_filter(void *ctx, const struct sockaddr *sa)
 {
 	struct serve *sv = ctx;
-	char who[64];
-	unsigned taken;
-	bool room;
 
-	if (sv->a.allow.n && !cli_allow_filter(&sv->a.allow, sa))
-		return false;
+	return !sv->a.allow.n || cli_allow_filter(&sv->a.allow, sa);
+}
+
+/* The admission's rdmig_busy_fn: a request found every slot taken (the
+ * running sources and the handshakes in flight) and was rejected before
+ * anything was allocated for it; said on stderr and as a JSON line. */
+static void serve_busy(void *ctx, const struct sockaddr *sa, unsigned slots)
+{
+	struct serve *sv = ctx;
+	char who[64];
+
 	cli_format_sockaddr(sa, who, sizeof(who));
 	pthread_mutex_lock(&sv->lock);
-	/* a slot is taken from the request on: handshakes in flight become
-	 * sources without asking the filter again */
-	taken = sv->running + (unsigned)rdmig_listener_handshakes(sv->l);
-	room = taken < sv->max_sources;
-	if (!room) {
-		sv->rejected++;
-		if (sv->a.m.json) {
-			struct json_object *o = cj_object();
-			struct json_object *e = cj_object();
+	sv->rejected++;
+	if (sv->a.m.json) {
+		struct json_object *o = cj_object();
+		struct json_object *e = cj_object();
 
-			cj_i64(o, "schema", CJ_SCHEMA);
-			cj_str(o, "command", "recv");
-			cj_str(o, "mode", "serve");
-			cj_str(o, "event", "rejected");
-			cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
-			cj_str(o, "peer", who);
-			cj_bool(o, "ok", false);
-			cj_str(o, "phase", "accept");
-			cj_str(e, "code", "busy");
-			cj_str(e, "message", "--max-sources sources are running");
-			cj_add(o, "error", e);
-			cj_print(o);
-			fflush(stdout);
-		}
-		fprintf(stderr, "recv: rejected a source from %s: %u sources are running or "
-			"connecting (--max-sources %u)\n", who, taken, sv->max_sources);
+		cj_i64(o, "schema", CJ_SCHEMA);
+		cj_str(o, "command", "recv");
+		cj_str(o, "mode", "serve");
+		cj_str(o, "event", "rejected");
+		cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
+		cj_str(o, "peer", who);
+		cj_bool(o, "ok", false);
+		cj_str(o, "phase", "accept");
+		cj_str(e, "code", "busy");
+		cj_str(e, "message", "--max-sources sources are running");
+		cj_add(o, "error", e);
+		cj_print(o);
+		fflush(stdout);
 	}
+	fprintf(stderr, "recv: rejected a source from %s: %u sources are running or "
+		"connecting (--max-sources %u)\n", who, slots, sv->max_sources);
 	pthread_mutex_unlock(&sv->lock);
-	return room;
 }
 
 static int serve_listen(struct serve *sv, const struct rdmig_opts *opts)
@@ -571,6 +577,7 @@ static int serve_listen(struct serve *sv, const struct rdmig_opts *opts)
 	    (ret = rdmig_listen(sv->l, sv->a.host, sv->a.port)))
 		return ret;
 	rdmig_listener_set_filter(sv->l, serve_filter, sv);
+	rdmig_listener_set_admission(sv->l, sv->adm, serve_busy, sv);
 	sv->port = rdmig_listener_port(sv->l);
 	fprintf(stderr, "recv: listening on %s%s%s:%u, serving up to %u sources at once\n",
 		strchr(sv->a.host, ':') ? "[" : "", sv->a.host, strchr(sv->a.host, ':') ? "]" : "",
@@ -698,7 +705,9 @@ int cmd_recv_serve(int argc, char **argv)
 	serve_limits(&sv);
 	pthread_mutex_init(&sv.lock, NULL);
 	cli_phase("accept");
-	if ((ret = serve_listen(&sv, &lopts))) {
+	if ((ret = serve_admission(&sv))) {
+		ret = cli_fail_lib("recv", ret, "cannot make the admission");
+	} else if ((ret = serve_listen(&sv, &lopts))) {
 		ret = cli_fail_lib("recv", ret, recv_errmsg("", NULL, NULL, sv.l, ret));
 		if (sv.a.m.json) /* the summary, as rdmig-json(7) says, with the failure */
 			print_summary(&sv, ret);
@@ -717,6 +726,7 @@ int cmd_recv_serve(int argc, char **argv)
 		print_summary(&sv, ret);
 	}
 	rdmig_listener_destroy(sv.l);
+	rdmig_admission_destroy(sv.adm); /* last: every source's connection is gone */
 	status_close(&sv);
 	out_dir_remove_made(&sv.a.dir); /* when no source's directory is in it */
 	close(sv.wake[0]);

@@ -128,13 +128,15 @@ void report_source(struct source *src)
 /* The end: one summary (the run's object under --json). */
 int print_summary(struct serve *sv, int status)
 {
+	struct rdmig_admission_usage u = {.size = sizeof(u)};
 	char a[32], b[32], c[32];
 
+	rdmig_admission_usage(sv->adm, &u); /* nothing when it was never made */
 	if (!sv->a.m.json) {
 		printf("recv: served %u source%s: %u ok, %u failed, %u rejected (busy); at most %u at "
 		       "once, %s reserved of --serve-max-total, peak resident %s, peak pinned %s\n",
 		       sv->ok + sv->failed, sv->ok + sv->failed == 1 ? "" : "s", sv->ok, sv->failed,
-		       sv->rejected, sv->peak_running, mig_size(sv->peak_mem_reserved, a, sizeof(a)),
+		       sv->rejected, sv->peak_running, mig_size(u.peak_bytes, a, sizeof(a)),
 		       mig_size(sv->peak_rss, b, sizeof(b)), mig_size(sv->peak_pinned, c, sizeof(c)));
 		return status;
 	}
@@ -161,9 +163,9 @@ int print_summary(struct serve *sv, int status)
 		cj_null(o, "serve_max_files");
 	else
 		cj_u64(o, "serve_max_files", sv->max_files);
-	cj_u64(o, "peak_reserved_total", sv->peak_mem_reserved);
-	cj_u64(o, "peak_reserved_pinned", sv->peak_pins_reserved);
-	cj_u64(o, "peak_reserved_files", sv->peak_files_reserved);
+	cj_u64(o, "peak_reserved_total", u.peak_bytes);
+	cj_u64(o, "peak_reserved_pinned", u.peak_pinned);
+	cj_u64(o, "peak_reserved_files", u.peak_files);
 	cj_u64(o, "peak_rss_bytes", sv->peak_rss);
 	cj_u64(o, "peak_pinned_bytes", sv->peak_pinned);
 	cj_summary_print(o);

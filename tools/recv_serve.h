@@ -23,7 +23,6 @@ struct source {
 	char path[4400];   /* --out/dir */
 	struct recv_state s;
 	struct recv_serve_hooks hooks;
-	uint64_t mem, pins, files; /* what it reserved at its header */
 	int ret;
 	char msg[1600];    /* the message of its failure */
 	bool done;         /* its thread ended: the main thread joins it */
@@ -55,8 +54,10 @@ struct serve {
 	pthread_mutex_t lock; /* everything below, and all printing */
 	struct source *sources;
 	unsigned running, seq;
-	uint64_t mem_reserved, pins_reserved, files_reserved;
-	uint64_t peak_mem_reserved, peak_pins_reserved, peak_files_reserved, peak_pinned, peak_rss;
+	/* the slots and what the sources reserved: the library's (its
+	 * connections give theirs back when destroyed) */
+	struct rdmig_admission *adm;
+	uint64_t peak_pinned, peak_rss;
 	unsigned ok, failed, rejected;
 	unsigned peak_running;
 	double t_start;     /* rdmig_monotonic_seconds() at listen */

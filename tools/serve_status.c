@@ -90,9 +90,11 @@ static struct json_object *ended_json(const struct serve_ended *e)
 static struct json_object *status_json(struct serve *sv)
 {
 	struct json_object *o = cj_object(), *run = cj_array(), *ended = cj_array();
+	struct rdmig_admission_usage u = {.size = sizeof(u)};
 	double now = rdmig_monotonic_seconds();
 	unsigned kept = sv->nended < SERVE_ENDED_KEPT ? sv->nended : SERVE_ENDED_KEPT;
 
+	rdmig_admission_usage(sv->adm, &u);
 	cj_i64(o, "schema", CJ_SCHEMA);
 	cj_str(o, "command", "recv");
 	cj_str(o, "mode", "serve");
@@ -113,9 +115,9 @@ static struct json_object *status_json(struct serve *sv)
 	limit_or_null(o, "serve_max_total", sv->max_total);
 	limit_or_null(o, "serve_max_pinned", sv->max_pinned);
 	limit_or_null(o, "serve_max_files", sv->max_files);
-	cj_u64(o, "reserved_total", sv->mem_reserved);
-	cj_u64(o, "reserved_pinned", sv->pins_reserved);
-	cj_u64(o, "reserved_files", sv->files_reserved);
+	cj_u64(o, "reserved_total", u.bytes);
+	cj_u64(o, "reserved_pinned", u.pinned);
+	cj_u64(o, "reserved_files", u.files);
 	cj_u64(o, "peak_rss_bytes", sv->peak_rss);
 	cj_u64(o, "peak_pinned_bytes", sv->peak_pinned);
 	for (const struct source *src = sv->sources; src; src = src->next)
