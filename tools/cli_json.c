@@ -153,6 +153,14 @@ const char *cj_text(struct json_object *v)
 						 JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
+void cj_u64_or_null(struct json_object *o, const char *key, uint64_t v)
+{
+	if (v == UINT64_MAX)
+		cj_null(o, key);
+	else
+		cj_u64(o, key, v);
+}
+
 void cj_free(struct json_object *v)
 {
 	json_object_put(v);

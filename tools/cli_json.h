@@ -25,6 +25,8 @@ void cj_u64(struct json_object *o, const char *key, uint64_t v);
 void cj_i64(struct json_object *o, const char *key, int64_t v);
 void cj_bool(struct json_object *o, const char *key, bool v);
 void cj_null(struct json_object *o, const char *key);
+/* v, or null for UINT64_MAX (a limit that is none) */
+void cj_u64_or_null(struct json_object *o, const char *key, uint64_t v);
 /* A number with this many digits after the point ("%.*f": 1.500000 for
  * 1.5 and 6); null when v is not finite (JSON has no inf or nan). */
 void cj_fixed(struct json_object *o, const char *key, double v, int decimals);

@@ -550,11 +550,7 @@ static void serve_busy(void *ctx, const struct sockaddr *sa, unsigned slots)
 		struct json_object *o = cj_object();
 		struct json_object *e = cj_object();
 
-		cj_i64(o, "schema", CJ_SCHEMA);
-		cj_str(o, "command", "recv");
-		cj_str(o, "mode", "serve");
-		cj_str(o, "event", "rejected");
-		cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
+		serve_json_head(o, "rejected");
 		cj_str(o, "peer", who);
 		cj_bool(o, "ok", false);
 		cj_str(o, "phase", "accept");

@@ -70,11 +70,7 @@ static void print_source_json(struct source *src, const char *msg)
 	struct json_object *o = cj_object();
 	double secs = source_seconds(src);
 
-	cj_i64(o, "schema", CJ_SCHEMA);
-	cj_str(o, "command", "recv");
-	cj_str(o, "mode", "serve");
-	cj_str(o, "event", "source");
-	cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
+	serve_json_head(o, "source");
 	cj_i64(o, "seq", src->seq);
 	cj_str(o, "peer", src->peer);
 	cj_str(o, "out", src->path);
@@ -125,6 +121,29 @@ void report_source(struct source *src)
 		src->peer, msg);
 }
 
+void serve_json_head(struct json_object *o, const char *event)
+{
+	cj_i64(o, "schema", CJ_SCHEMA);
+	cj_str(o, "command", "recv");
+	cj_str(o, "mode", "serve");
+	cj_str(o, "event", event);
+	cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
+}
+
+void serve_json_server(struct json_object *o, const struct serve *sv)
+{
+	cj_str(o, "listen", sv->a.host);
+	cj_i64(o, "port", sv->port);
+	cj_str(o, "out", sv->a.out);
+	cj_u64(o, "sources_ok", sv->ok);
+	cj_u64(o, "sources_failed", sv->failed);
+	cj_u64(o, "sources_rejected", sv->rejected);
+	cj_u64(o, "max_sources", sv->max_sources);
+	cj_u64_or_null(o, "serve_max_total", sv->max_total);
+	cj_u64_or_null(o, "serve_max_pinned", sv->max_pinned);
+	cj_u64_or_null(o, "serve_max_files", sv->max_files);
+}
+
 /* The end: one summary (the run's object under --json). */
 int print_summary(struct serve *sv, int status)
 {
@@ -143,26 +162,8 @@ int print_summary(struct serve *sv, int status)
 	struct json_object *o = cj_summary();
 
 	cj_str(o, "event", "summary");
-	cj_str(o, "listen", sv->a.host);
-	cj_i64(o, "port", sv->port);
-	cj_str(o, "out", sv->a.out);
-	cj_u64(o, "sources_ok", sv->ok);
-	cj_u64(o, "sources_failed", sv->failed);
-	cj_u64(o, "sources_rejected", sv->rejected);
-	cj_u64(o, "max_sources", sv->max_sources);
+	serve_json_server(o, sv);
 	cj_u64(o, "peak_sources", sv->peak_running);
-	if (sv->max_total == UINT64_MAX)
-		cj_null(o, "serve_max_total");
-	else
-		cj_u64(o, "serve_max_total", sv->max_total);
-	if (sv->max_pinned == UINT64_MAX)
-		cj_null(o, "serve_max_pinned");
-	else
-		cj_u64(o, "serve_max_pinned", sv->max_pinned);
-	if (sv->max_files == UINT64_MAX)
-		cj_null(o, "serve_max_files");
-	else
-		cj_u64(o, "serve_max_files", sv->max_files);
 	cj_u64(o, "peak_reserved_total", u.peak_bytes);
 	cj_u64(o, "peak_reserved_pinned", u.peak_pinned);
 	cj_u64(o, "peak_reserved_files", u.peak_files);

@@ -67,6 +67,13 @@ struct serve {
 	unsigned nended;    /* ever */
 };
 
+struct json_object;
+/* cli_recv_serve_report.c: the head of each JSON line of recv --serve
+ * (schema, command, mode, this event, the version) */
+void serve_json_head(struct json_object *o, const char *event);
+/* the server's address, directory, outcomes so far and limits, which its
+ * summary and its status both carry */
+void serve_json_server(struct json_object *o, const struct serve *sv);
 /* cli_recv_serve_report.c; called with sv->lock held */
 void sample_memory(struct serve *sv);
 void failure_text(struct source *src, char *msg, size_t len);

@@ -36,14 +36,6 @@ static const char *const phase_names[] = {
 
 /* ------------------------------------------------------------ the answer -- */
 
-static void limit_or_null(struct json_object *o, const char *key, uint64_t v)
-{
-	if (v == UINT64_MAX)
-		cj_null(o, key);
-	else
-		cj_u64(o, key, v);
-}
-
 /* One running source: where it is, how far, how fast. */
 static struct json_object *running_json(const struct source *src, double now)
 {
@@ -95,26 +87,13 @@ static struct json_object *status_json(struct serve *sv)
 	unsigned kept = sv->nended < SERVE_ENDED_KEPT ? sv->nended : SERVE_ENDED_KEPT;
 
 	rdmig_admission_usage(sv->adm, &u);
-	cj_i64(o, "schema", CJ_SCHEMA);
-	cj_str(o, "command", "recv");
-	cj_str(o, "mode", "serve");
-	cj_str(o, "event", "status");
-	cj_str(o, "rdmig_version", RDMIG_VERSION_STRING);
+	serve_json_head(o, "status");
 	cj_bool(o, "ok", true);
 	cj_i64(o, "pid", (int64_t)getpid());
-	cj_str(o, "listen", sv->a.host);
-	cj_i64(o, "port", sv->port);
-	cj_str(o, "out", sv->a.out);
+	serve_json_server(o, sv);
 	cj_bool(o, "draining", sv->l == NULL);
 	cj_fixed(o, "uptime_seconds", now - sv->t_start, 3);
 	cj_u64(o, "sources_running", sv->running);
-	cj_u64(o, "sources_ok", sv->ok);
-	cj_u64(o, "sources_failed", sv->failed);
-	cj_u64(o, "sources_rejected", sv->rejected);
-	cj_u64(o, "max_sources", sv->max_sources);
-	limit_or_null(o, "serve_max_total", sv->max_total);
-	limit_or_null(o, "serve_max_pinned", sv->max_pinned);
-	limit_or_null(o, "serve_max_files", sv->max_files);
 	cj_u64(o, "reserved_total", u.bytes);
 	cj_u64(o, "reserved_pinned", u.pinned);
 	cj_u64(o, "reserved_files", u.files);

@@ -131,6 +131,25 @@ start_recv() {
 	return 1
 }
 
+# notify_listen: systemd's side of sd_notify(3), a stand-in: each datagram
+# sent to $WORK/notify.sock (NOTIFY_SOCKET) becomes lines of
+# $WORK/notify.txt; NOTIFY_PID, killed on exit.  Returns once it listens
+# (python starts in seconds in the emulated guest: a minute at most).
+notify_listen() {
+	local i
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as f:
+    while True:
+        f.write(s.recv(4096).decode() + "\n")
+        f.flush()' "$WORK/notify.sock" "$WORK/notify.txt" &
+	NOTIFY_PID=$!
+	BG_PIDS+=("$NOTIFY_PID")
+	for ((i = 0; i < 6000; i++)); do [ -S "$WORK/notify.sock" ] && return; nap 0.01; done
+}
+
 # The "rdmig: CMD: ..." error lines of a run (what a user reads).
 error_lines() { grep -s '^rdmig: ' "$WORK/$1.err"; }
 one_error_line() { [ "$(error_lines "$1" | wc -l)" = 1 ]; }

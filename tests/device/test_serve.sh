@@ -385,18 +385,7 @@ section 6
 OUT=$WORK/out6
 SOCK=$WORK/status.sock
 for n in 4 5 6 7 8; do image "m$n" "$HELD"; done
-# systemd's side of sd_notify: each datagram to NOTIFY_SOCKET, kept
-python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "a") as f:
-    while True:
-        f.write(s.recv(4096).decode() + "\n")
-        f.flush()' "$WORK/notify.sock" "$WORK/notify.txt" &
-NOTIFY_PID=$!
-# python starts in seconds in the emulated guest: a minute at most
-for ((i = 0; i < 6000; i++)); do [ -S "$WORK/notify.sock" ] && break; nap 0.01; done
+notify_listen
 check "the stand-in for systemd listens" [ -S "$WORK/notify.sock" ]
 NOTIFY_SOCKET=$WORK/notify.sock serve v6 $((PORT + 5)) "$OUT" --max-sources 8 --status "$SOCK" ||
 	{ fail "recv --serve starts"; finish; }

@@ -42,18 +42,7 @@ TRACE=(strace -f -qq -o)
 
 # ------------------------------------------------- recv --serve, traced --
 
-python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "a") as f:
-    while True:
-        f.write(s.recv(4096).decode() + "\n")
-        f.flush()' "$WORK/notify.sock" "$WORK/notify.txt" &
-NOTIFY_PID=$!
-BG_PIDS+=("$NOTIFY_PID")
-# python starts in seconds in the emulated guest: a minute at most
-for ((i = 0; i < 6000; i++)); do [ -S "$WORK/notify.sock" ] && break; nap 0.01; done
+notify_listen
 check "the stand-in for systemd listens" [ -S "$WORK/notify.sock" ]
 
 NOTIFY_SOCKET=$WORK/notify.sock RDMIG_STATUS_SOCKET=$WORK/status.sock \
