@@ -18,11 +18,12 @@
 #      --max-sources is rejected when it connects.
 #   4. SIGTERM drains: no new source is accepted, the running ones
 #      finish, recv exits 0 with a summary.
-#   5. files are admitted: a source of three empty images (five files with
+#   5. (rxe) files are admitted: a source of three empty images (five files with
 #      its stream.bin and directory, no bytes) is refused under
 #      --serve-max-files 4, naming the limit; one image (three files) is
 #      received.
-#   6. `rdmig status` on --status: 8 live sources held mid-way (their peer,
+#   6. (rxe) `rdmig status` on --status (a stale socket replaced, a second
+#      server on a live one refused): 8 live sources held mid-way (their peer,
 #      phase, bytes; as a table, JSON that matches rdmig-json(7), and
 #      Prometheus metrics), then the 8 among the ended, verified; the
 #      socket goes with the server.
@@ -355,6 +356,9 @@ check "the summary: 2 ok" [ "$(summary v4 sources_ok)" = 2 ]
 check "the drained images byte-identical" eval 'same m1 v4 && same 4 v4'
 
 why
+# Sections 5 and 6 are the tool's own (admission of files, the status
+# socket, sd_notify): the same on either device, so rxe runs them.
+if [ "$DEVICE" = rxe ]; then
 # ------------------------------------------- 5. files, not just bytes --
 
 section 5
@@ -387,9 +391,19 @@ SOCK=$WORK/status.sock
 for n in 4 5 6 7 8; do image "m$n" "$HELD"; done
 notify_listen
 check "the stand-in for systemd listens" [ -S "$WORK/notify.sock" ]
+# a socket a killed server left behind: the next one replaces it
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$SOCK"
+check "a stale socket is at --status" [ -S "$SOCK" ]
 NOTIFY_SOCKET=$WORK/notify.sock serve v6 $((PORT + 5)) "$OUT" --max-sources 8 --status "$SOCK" ||
 	{ fail "recv --serve starts"; finish; }
-check "the status socket is there, mode 0600" eval '[ -S "$SOCK" ] && [ "$(stat -c %a "$SOCK")" = 600 ]'
+check "the status socket is there, replaced, mode 0600" \
+	eval '[ -S "$SOCK" ] && [ "$(stat -c %a "$SOCK")" = 600 ] && "$RDMIG" status --socket "$SOCK" >/dev/null'
+# a second server on the same socket is refused, and the first goes on
+"$RDMIG" recv --serve --listen "$IP:$((PORT + 6))" --out "$WORK/out6b" --status "$SOCK" \
+	>/dev/null 2>"$WORK/second.err"
+rc=$?
+check "a second server on a live --status is refused ($rc), said" \
+	eval '[ "$rc" = 1 ] && grep -q "another server answers there" "$WORK/second.err" && [ -S "$SOCK" ]'
 for n in 1 2 3 4 5 6 7 8; do
 	send "s$n" $((PORT + 5)) "m$n"
 	hold "$OUT" "$n" "s$n"
@@ -444,5 +458,6 @@ check "rdmig status without a server: exit 1 ($rc), says so" \
 	eval '[ "$rc" = 1 ] && grep -q "cannot reach a server at" "$WORK/st3.err"'
 
 why
+fi
 section end
 finish

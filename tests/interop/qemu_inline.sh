@@ -164,7 +164,7 @@ migrate_pair() {
 		qmp "$WORK/$tag.src.qmp" migrate "rdma:$IP:$PORT" 300 >"$WORK/$tag.migrate.json" \
 			2>"$WORK/$tag.migrate.err"
 		MRC=$?
-		qmp "$WORK/$tag.dst.qmp" incoming 120 >"$WORK/$tag.incoming.json" 2>&1
+		qmp "$WORK/$tag.dst.qmp" incoming "${DST_WAIT:-120}" >"$WORK/$tag.incoming.json" 2>&1
 		DST=$(json_str "$WORK/$tag.incoming.json" status)
 		quit_vm "$WORK/$tag.src"
 		quit_vm "$WORK/$tag.dst"
@@ -422,7 +422,9 @@ mode_postfail() {
 mode_postfail_eio() {
 	local tag=postfail-eio-$DEVICE
 	check "the shim that rejects inline posts builds (cc)" build_postfail_shim || return
-	POSTFAIL_RET=5 PRELOAD=$WORK/postfail.so migrate_pair "$tag" "$PATCHED" "$PATCHED" dynamic on
+	# the source failed: the destination must not complete, and need not
+	# be waited for until it gives up on its own (a minute)
+	DST_WAIT=10 POSTFAIL_RET=5 PRELOAD=$WORK/postfail.so migrate_pair "$tag" "$PATCHED" "$PATCHED" dynamic on
 	check "$tag: an inline post failing with EIO fails the migration ($(json_str "$WORK/$tag.migrate.json" status), destination ${DST:-none})" \
 		test "$(json_str "$WORK/$tag.migrate.json" status)" = failed -a "$DST" != completed
 	check "$tag: a side reported the failed post as EIO ($(json_str "$WORK/$tag.migrate.json" error-desc))" \
