@@ -3,7 +3,7 @@
  * bench_regmr.c - rdmig-bench regmr: how long pin-all's registration of a
  * large region takes as one MR, as several MRs registered one after the
  * other by one thread, and as several MRs registered by as many threads
- * (issue 18).  Verbs only, no connection: the device's PD is enough.
+ *.  Verbs only, no connection: the device's PD is enough.
  *
  *   rdmig-bench regmr [--dev NAME] [--mb N] [--pieces 1,2,4] [--rounds R]
  *

@@ -239,7 +239,7 @@ def ceilings(out):
 
 def run_time(r):
     """The time a bulk run is judged by: end to end for rdmig's runs (as
-    issues 16 and 18 count them), QEMU's own time for QEMU's."""
+    the tool-speed goals count them), QEMU's own time for QEMU's."""
     if r["seconds"] is None:
         return None  # failed
     return r.get("e2e_seconds") or r["seconds"]
@@ -874,7 +874,7 @@ def goals(res):
     g["bulk"] = {"goal": "random block, rdmig MB/s / ib_write_bw >= 0.9 (engine; tool listed)",
                  "per_run": bw, "worst_engine_random": worst,
                  "verdict": verdict(worst, 0.9, at_most=False)}
-    # issue 31: the engine alone (each chunk size) at least 0.95x
+    # the engine alone (each chunk size) at least 0.95x
     # ib_write_bw in every mode, steady state against steady state
     eng = {"%s %s %s %s" % (r["kind"], r["device"], r["image"], r["registration"]):
            r.get("ratio_ib_write_bw_transfer") for r in bulk

@@ -108,7 +108,7 @@ run 0 --help && { has "recv --qemu" && has "send --qemu-replay" && has "version"
 	ok "rdmig --help lists the QEMU modes and version" || bad "rdmig --help misses a mode"; }
 # one_line: $OUT is exactly one "rdmig: ..." line that points to --help
 one_line() { [ "$(wc -l <"$OUT")" = 1 ] && grep -q '^rdmig: .*(see rdmig .*--help)$' "$OUT"; }
-# usage_error ARGS...: exit 2, one line pointing to --help (issue 32)
+# usage_error ARGS...: exit 2, one line pointing to --help
 usage_error() {
 	run 2 "$@" && { one_line && ok "rdmig $*: a usage error, one line" ||
 		bad "rdmig $*: not one 'rdmig: ... --help' line"; }
@@ -137,7 +137,7 @@ usage_error recv --listen :4444 --out /nonexistent-rdmig-dir --allow 10.0.0.0/+8
 usage_error recv --listen :4444 --out /nonexistent-rdmig-dir --verify maybe
 usage_error recv --listen :4444 --out /nonexistent-rdmig-dir operand
 usage_error recv --qemu --listen :4444 --out /nonexistent-rdmig-dir --max-total 0
-# recv --serve: its own options, strictly (issue 32); nothing is created
+# recv --serve: its own options, strictly; nothing is created
 SERVE_OUT=$(mktemp -u) # a name, not made
 for bad_args in "--max-sources 0" "--max-sources 65" "--max-sources 4x" "--max-sources ''" \
 	"--serve-max-total 0" "--serve-max-total 5x" "--serve-max-pinned 0" \
@@ -181,7 +181,7 @@ done
 run 0 recv --qemu --help && { has "--ramblocks" && ok "rdmig recv --qemu --help" || bad "no --ramblocks"; }
 run 0 send --qemu-replay x --help && { has "--qemu-replay DIR" && ok "rdmig send --qemu-replay --help" ||
 	bad "send --qemu-replay --help"; }
-# --help anywhere, even where an option's value would be (issue 32)
+# --help anywhere, even where an option's value would be
 for args in "send --qemu-replay --help" "send --to --help" "recv --out --help" "ping -n --help" \
 	"send --bogus --help" "probe --device -h"; do
 	# shellcheck disable=SC2086
@@ -273,7 +273,7 @@ has "rdmig: recv --serve: note: --progress json shows nothing in serve mode" &&
 # are their own ctest case (cli.no_device: test_cli.sh RDMIG VERSION
 # no-device), skipped (77) where devices exist.
 if [ -n "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
-	# probe --json (issue 19): one object with the tool's version, its
+	# probe --json: one object with the tool's version, its
 	# devices in an array (written by json-c; checked by Python's parser).
 	if ! command -v python3 >/dev/null; then
 		bad "rdmig probe --json: python3 is missing"

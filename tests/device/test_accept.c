@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_accept.c - accept cannot be held (issue 30): requesters that send a
+ * test_accept.c - accept cannot be held: requesters that send a
  * valid connection request and go away before the connection is
  * established do not end rdmig_accept, and the real source that comes
  * after them is served.
  *
- * Before issue 30 the destination waited for each accepted request's
+ * Before the listener kept handshakes in flight, the destination waited for each accepted request's
  * ESTABLISHED and ended rdmig_accept (and `rdmig recv`) when the
  * requester went away instead; a requester gone before the QP was made
  * failed every inline rung with EINVAL and was blamed on the inline

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # test_chunks.sh - `rdmig send --chunk-size` -> `rdmig recv` on a real RDMA
-# device (issue 18), inside the test guest (scripts/rdma-vm), where
+# device, inside the test guest (scripts/rdma-vm), where
 # RDMAVM_RXE_IP and RDMAVM_SIW_IP are set.  Outside it the test FAILS.
 #
 # Usage: tests/device/test_chunks.sh BUILD_DIR CASE DEVICE

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_event_loop.c - a destination driven by an event loop on real
- * devices (issue 17): rdmig_dest_try_next with poll(2) on rdmig_conn_fd
+ * devices: rdmig_dest_try_next with poll(2) on rdmig_conn_fd
  * against a real source engine (the data arrives byte for byte, the loop
  * sleeps while the source is quiet instead of spinning, one READY per
  * message, rdmig_dest_next mixed in; a cancelled receive leaves its READY

@@ -624,7 +624,7 @@ DEVICE_TEST(register_over_a_registered_chunk_is_refused)
 	run_attack(dev, &a);
 }
 
-/* Registration amplification (issue 15): REGISTER_REQUESTs of 4096 records,
+/* Registration amplification: REGISTER_REQUESTs of 4096 records,
  * each the whole of a block, again and again.  Each range is registered
  * once and answered with that key; the destination's pinned memory (VmPin)
  * grows by at most its blocks. */
@@ -737,7 +737,7 @@ DEVICE_TEST(whole_block_requests_again_and_again_pin_each_block_once)
 /* --------------------------------------- sends without a credit -- */
 
 /* A source that sends its next message back to back, without waiting for
- * READY, while the destination still handles the last one (issue 15): the
+ * READY, while the destination still handles the last one: the
  * payload the caller holds must stay intact until its next call. */
 #define B2B_LEN 4096u
 
@@ -1054,7 +1054,7 @@ static void dest_must_accept(struct rdmig_listener *l, int code, void *arg)
 		      rdmig_err_name(code), rdmig_listener_errmsg(l));
 }
 
-/* Two malformed requests (a short record, version 2) come first (issue 15):
+/* Two malformed requests (a short record, version 2) come first:
  * each is rejected, and the real source that follows is still accepted. */
 DEVICE_TEST(bad_requests_do_not_end_the_wait_for_the_real_source)
 {

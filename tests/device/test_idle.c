@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_idle.c - the progress deadline (issue 30): a source that only sends
+ * test_idle.c - the progress deadline: a source that only sends
  * keep-alives (empty QEMU_FILE messages, which rdmig's own source sends
  * while it is busy) is cut off within the idle timeout, by the library's
  * destination (rdmig_opts.idle_timeout_ms) and by `rdmig recv` and
- * `rdmig recv --qemu` (--idle-timeout).  Before issue 30 such a source
+ * `rdmig recv --qemu` (--idle-timeout).  Before the progress deadline, such a source
  * held the destination for ever: each keep-alive reset the wait.
  *
  * And a stop that reaches the engine: `rdmig recv --serve` without an

@@ -67,7 +67,7 @@ esac
 [ "$DEVICE" = siw ] && PORT=$((PORT + 500))
 
 # The image: big enough that a kill or a signal can land while the data
-# moves.  Since the checksums are hashed beside the transfer (issue 16), the
+# moves.  Since the checksums are hashed beside the transfer, the
 # transfer sets the pace: a 2 MiB image under the sanitizers was over 200 ms
 # after its header, too soon for most kills.  Both sizes migrate in a few
 # seconds here.

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # test_outputs.sh - what `rdmig recv` writes into --out DIR, and how much a
-# source may make it write (issue 15 items 2 and 3), on a real device inside
+# source may make it write, on a real device inside
 # the test guest (scripts/rdma-vm).
 #
 # Usage: tests/device/test_outputs.sh BUILD_DIR CASE DEVICE

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_rewrite.c - verified equals committed (issue 30): a hostile image
+ * test_rewrite.c - verified equals committed: a hostile image
  * source rewrites spans after their records, racing `rdmig recv`.
  *
  * The source speaks rdmig's image stream with librdmig and

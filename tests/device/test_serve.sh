@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
-# test_serve.sh - `rdmig recv --serve` (issue 32) on a real device inside
+# test_serve.sh - `rdmig recv --serve` on a real device inside
 # the test guest (scripts/rdma-vm): one receiver, many `rdmig send`
 # processes.
 #

@@ -141,7 +141,7 @@ SEEDS = {
     ),
     "21-no-blocks": seed(layout(3), msg(BLOCKS_REQ), msg(REG_FIN), regs((0, 0))),
     "22-stream-only": seed(0, msg(QEMU_FILE, b"x" * 100), msg(QEMU_FILE), msg(QEMU_FILE, b"y")),
-    # issue 15: the whole block asked for again and again is registered once
+    # the whole block asked for again and again is registered once
     "23-register-whole-block-again": seed(
         BLOCKS_FIRST,
         msg(BLOCKS_REQ),

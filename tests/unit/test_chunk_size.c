@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_chunk_size.c - the registration chunk as an option (issue 18):
+ * test_chunk_size.c - the registration chunk as an option:
  * rdmig_opts.chunk_size is validated like QEMU's x-rdma-chunk-size (a
  * power of two from 1 MiB to 1 GiB), and the destination engine numbers,
  * registers and bounds chunks by it: at 1 MiB, 32 MiB and 1 GiB, with

@@ -230,7 +230,7 @@ TEST(signals_write_the_library_cancel_fd_and_set_the_exit_status)
 }
 
 /* --chunk-size: what QEMU's x-rdma-chunk-size takes, in the tool's size
- * syntax (issue 18) */
+ * syntax */
 TEST(chunk_size_takes_powers_of_two_from_1m_to_1g)
 {
 	static const struct {
@@ -309,7 +309,7 @@ TEST(hints_follow_only_the_errors_they_explain)
 	CHECK(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
 }
 
-/* Numbers on the command line are whole and nothing else (issue 32). */
+/* Numbers on the command line are whole and nothing else. */
 TEST(numbers_are_parsed_strictly)
 {
 	static const char *const bad[] = {"5x", "abc", "", " 5", "+5", "-1", "0x10", "5 ",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_dest_events.c - the destination reports what it served, when asked
- * (rdmig_dest_set_events, issue 17): nothing by default; one event per
+ * (rdmig_dest_set_events): nothing by default; one event per
  * REGISTER_REQUEST, COMPRESS or UNREGISTER_REQUEST record, in order, each
  * with its block, chunk and byte range, handed out one per call after the
  * reply went and before the next message is read; only the kinds asked

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_dest_limits.c - what keeps a source from holding the destination
- * at no cost to itself (issue 30), without a device: the channel and
+ * at no cost to itself, without a device: the channel and
  * registration are the fake engine_io of tests/fuzz/fake_io.h.
  *
  *  - The progress deadline (rdmig_opts.idle_timeout_ms, src/dest_idle.h):

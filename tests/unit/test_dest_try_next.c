@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_dest_try_next.c - the destination step that does not wait
- * (rdmig_dest_try_next, issue 17): one READY per message however often it
+ * (rdmig_dest_try_next): one READY per message however often it
  * is called and however it is mixed with rdmig_dest_next; RDMIG_EAGAIN
  * while the message has not come, never sticky; the same events and the
  * same sticky failures as rdmig_dest_next once it has; a message that

@@ -1241,7 +1241,7 @@ TEST(file_names_of_long_names)
 }
 
 /* 4096 distinct valid names that share their first 200 bytes, the stem
- * (issue 15): they all map to one stem, so each gets a number.  Comparing
+ *: they all map to one stem, so each gets a number.  Comparing
  * every candidate with every chosen name took over a minute. */
 TEST(file_names_of_4096_names_sharing_a_stem_take_well_under_a_second)
 {

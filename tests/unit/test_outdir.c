@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_outdir.c - recv's output files (tools/outdir.c, issue 15 item 2 and
- * the sparse images of item 3): what someone who can write into --out
+ * test_outdir.c - recv's output files (tools/outdir.c, and
+ * its sparse images): what someone who can write into --out
  * plants there (a symlink, a FIFO, a file) is never followed, opened or
  * truncated; outputs appear only when committed; who may own --out; a
  * parked output (no descriptor held: 4096 images need none) is written

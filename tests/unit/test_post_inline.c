@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_post_inline.c - how channel.c posts a control message, against a
- * fake provider (issue 41).
+ * fake provider.
  *
  * ibv_post_send is an inline function that calls
  * qp->context->ops.post_send, so a connection whose cm_id points at a fake

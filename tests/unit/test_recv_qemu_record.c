@@ -2,9 +2,9 @@
 /*
  * test_recv_qemu_record.c - the record of `rdmig recv --qemu`
  * (tools/recv_qemu_record.c over the recorder, stream/qemu_record.c):
- * what REGISTER_FINISHED costs (issue 15 item 6: no look at all of RAM; phases capped at RQ_MAX_PHASES with a clear
+ * what REGISTER_FINISHED costs (no look at all of RAM; phases capped at RQ_MAX_PHASES with a clear
  * error; record.txt stays cheap), and the touched chunks built from the
- * library's destination events (issue 17): which pass registered or only
+ * library's destination events: which pass registered or only
  * compressed each chunk, as the `touched` lines say.  The state has no
  * connection: its counters read as zero, as for a source sending bare
  * REGISTER_FINISHED messages.
@@ -118,7 +118,7 @@ TEST(phases_are_capped)
 	teardown(&s, bytes);
 }
 
-/* ------------------------------------------- touched chunks (issue 17) -- */
+/* ------------------------------------------- touched chunks -- */
 
 #define MIB (1ull << 20)
 
@@ -252,7 +252,7 @@ TEST(touched_lines_are_written_in_one_sweep_of_the_chunks)
 	teardown(&s, bytes);
 }
 
-/* The recorder stops when its caller says so (issue 30): after the first
+/* The recorder stops when its caller says so: after the first
  * few passes of 20,000 nothing more is written but the line that says so. */
 static unsigned stop_calls;
 
