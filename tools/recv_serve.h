@@ -82,6 +82,13 @@ int print_summary(struct serve *sv, int status);
 /* Keep src among the last that ended (sv->lock held). */
 void remember_ended(struct source *src);
 
+/* serve_admit.c: the limits' defaults once --out is open; the
+ * library's admission (0 or an RDMIG_E code); recv_serve_hooks.admit */
+void serve_limits(struct serve *sv);
+int serve_admission(struct serve *sv);
+int serve_admit(void *ctx, uint64_t total, uint64_t copies, uint64_t files,
+		const struct cli_memlock_need *pins, char *err, size_t errlen);
+
 /* serve_status.c: the status socket (--status PATH) and sd_notify */
 /* Listen on sv->status_path (a UNIX stream socket, mode 0600; a stale one
  * is replaced, a live one refused); 0, or -1 with a message in err. */
