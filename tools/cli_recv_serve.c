@@ -343,7 +343,7 @@ static void start_source(struct serve *sv, struct rdmig_conn *conn)
 	atomic_init(&src->hooks.phase, SERVE_PHASE_HEADER);
 	atomic_init(&src->hooks.bytes_total, 0);
 	atomic_init(&src->hooks.bytes_done, 0);
-	src->t_accepted = rdmig_monotonic_seconds();
+	src->s.t_accepted = rdmig_monotonic_seconds(); /* as plain recv marks it */
 	pthread_mutex_lock(&sv->lock);
 	src->seq = ++sv->seq;
 	src->next = sv->sources;

@@ -26,7 +26,6 @@ struct source {
 	int ret;
 	char msg[1600];    /* the message of its failure */
 	bool done;         /* its thread ended: the main thread joins it */
-	double t_accepted; /* rdmig_monotonic_seconds() */
 };
 
 /* A source that ended, as `rdmig status` lists the last few. */

@@ -43,7 +43,7 @@ static struct json_object *running_json(const struct source *src, double now)
 	int phase = atomic_load(&src->hooks.phase);
 	uint64_t total = atomic_load(&src->hooks.bytes_total);
 	uint64_t done = atomic_load(&src->hooks.bytes_done);
-	double secs = now - src->t_accepted;
+	double secs = now - src->s.t_accepted;
 	double rate = secs > 0 ? (double)done / secs : 0;
 
 	cj_i64(o, "seq", src->seq);
@@ -119,7 +119,7 @@ void remember_ended(struct source *src)
 	snprintf(e->dir, sizeof(e->dir), "%s", src->dir);
 	e->ok = src->ret == 0;
 	e->bytes = atomic_load(&src->hooks.bytes_total);
-	e->seconds = rdmig_monotonic_seconds() - src->t_accepted;
+	e->seconds = rdmig_monotonic_seconds() - src->s.t_accepted;
 	/* the message's head: a status answer stays small */
 	snprintf(e->msg, sizeof(e->msg), "%.*s", (int)sizeof(e->msg) - 1, src->ret ? src->msg : "");
 }
