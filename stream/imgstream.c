@@ -79,7 +79,7 @@ uint64_t rdmig_imgs_landed_bytes(const struct rdmig_imgs_parser *p)
 static int check_params(const struct rdmig_imgs_params *prm, char *err, size_t errlen)
 {
 	if (!rdmig_digest_name(prm->digest)) {
-		snprintf(err, errlen, "digest %u is unknown (0 off, 1 xxh3-128, 2 sha256)",
+		snprintf(err, errlen, "digest %u is unknown (0 off, 1 xxh3-128, 2 sha256, 3 xxh64)",
 			 prm->digest);
 		return -1;
 	}
