@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "completion.h"
 #include "wrid.h"
 
@@ -32,20 +33,12 @@
 #define WINDOW_MAX (1ull << 40)
 #define WINDOW_MEASURE_MS 100
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Size the window by the rate of the last measure: what completed since
  * the mark, over the time since.  Time with an empty queue counts too, so
  * a source busy elsewhere shrinks its window: the safe direction. */
 static void size_write_window(struct rdmig_conn *c)
 {
-	int64_t now = mono_ms(), elapsed;
+	int64_t now = rdmig__now_ms(), elapsed;
 	uint64_t per_quarter;
 
 	if (c->opts.timeout_ms <= 0) {

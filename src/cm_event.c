@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <time.h>
+#include "clock.h"
 #include "cm_event.h"
 
 struct rdma_event_channel *rdmig__cm_channel_create(void)
@@ -23,17 +24,10 @@ struct rdma_event_channel *rdmig__cm_channel_create(void)
 	return ec;
 }
 
-long long rdmig__cm_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int rdmig__cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_ms,
 			      const struct rdmig_opts *opts, struct rdma_cm_event **ev)
 {
-	long long deadline = timeout_ms > 0 ? rdmig__cm_now_ms() + timeout_ms : -1;
+	long long deadline = timeout_ms > 0 ? rdmig__now_ms() + timeout_ms : -1;
 
 	for (;;) {
 		struct pollfd pfd[2] = {{.fd = ec->fd, .events = POLLIN}, cancel_pollfd(opts)};
@@ -46,7 +40,7 @@ int rdmig__cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_
 		if (wait_cancelled(opts))
 			return ECANCELED;
 		if (deadline >= 0) {
-			left = deadline - rdmig__cm_now_ms();
+			left = deadline - rdmig__now_ms();
 			if (left <= 0)
 				return ETIMEDOUT;
 		}

@@ -46,8 +46,6 @@ int rdmig__cm_event_wait_cancellable(struct rdma_event_channel *ec, int timeout_
 			      const struct rdmig_opts *opts, struct rdma_cm_event **ev);
 int rdmig__cm_event_wait(struct rdma_event_channel *ec, int timeout_ms, struct rdma_cm_event **ev);
 
-/* CLOCK_MONOTONIC in milliseconds, for deadlines. */
-long long rdmig__cm_now_ms(void);
 
 /* The pollfd of the caller's cancel_fd (fd -1, which poll(2) skips, when
  * there is none), to poll beside a wait's own fds. */

@@ -5,25 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 #include "cm_event.h"
 #include "completion.h"
 #include "wrid.h"
 
 #define REAP_BATCH 32
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const char *wrid_kind_name(enum wrid_kind k)
 {
@@ -350,10 +337,10 @@ int rdmig__conn_check(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, 
 
 int rdmig__conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what)
 {
-	int64_t deadline = c->opts.timeout_ms > 0 ? now_ms() + c->opts.timeout_ms : INT64_MAX;
+	int64_t deadline = c->opts.timeout_ms > 0 ? rdmig__now_ms() + c->opts.timeout_ms : INT64_MAX;
 	int ret;
 
-	int64_t spin_until = c->opts.spin_us > 0 ? now_us() + c->opts.spin_us : 0;
+	double spin_until = c->opts.spin_us > 0 ? rdmig__now_us() + c->opts.spin_us : 0;
 
 	for (;;) {
 		ret = rdmig__conn_reap(c);
@@ -361,7 +348,7 @@ int rdmig__conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, c
 			return ret;
 		/* Busy-poll a little first: most answers come within microseconds,
 		 * and waking from poll(2) can cost a scheduler tick. */
-		if (spin_until && !c->disconnected && now_us() < spin_until)
+		if (spin_until && !c->disconnected && rdmig__now_us() < spin_until)
 			continue;
 		if (c->disconnected)
 			return disconnected_code(c, what);
@@ -374,7 +361,7 @@ int rdmig__conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, c
 		if (conn_cancelled(c))
 			return rdmig__fail(&c->opts, c->errmsg, RDMIG_ECANCELED,
 					   "cancelled while waiting for %s", what);
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - rdmig__now_ms();
 		if (left <= 0)
 			return rdmig__fail(&c->opts, c->errmsg, RDMIG_ETIMEDOUT,
 					   "timed out after %d ms waiting for %s", c->opts.timeout_ms,

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "clock.h"
 #include "cm_event.h"
 #include "conn.h"
 #include "qp_transport.h"
@@ -266,9 +267,9 @@ int rdmig__conn_disconnect_and_wait(struct rdmig_conn *c)
 	if (rdma_disconnect(c->id))
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "rdma_disconnect: %s",
 				   strerror(errno));
-	deadline = rdmig__cm_now_ms() + wait_ms;
+	deadline = rdmig__now_ms() + wait_ms;
 	while (!c->disconnected) {
-		long long left = deadline - rdmig__cm_now_ms();
+		long long left = deadline - rdmig__now_ms();
 		struct rdma_cm_event *ev;
 		int err;
 

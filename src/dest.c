@@ -25,6 +25,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "clock.h"
 #include "dest_events.h"
 #include "dest_idle.h"
 #include "dest_int.h"
@@ -50,9 +51,9 @@ int rdmig__dest_create(const struct engine_io *io, struct rdmig_dest **out)
 	}
 	d->io = *io;
 	d->shift = engine_chunk_shift(io->opts->chunk_size);
-	dest_idle_start(&d->idle, io->opts->idle_timeout_ms, rdmig__engine_now_us());
+	dest_idle_start(&d->idle, io->opts->idle_timeout_ms, rdmig__now_us());
 	if (io->opts->deadline_ms > 0)
-		d->deadline_us = rdmig__engine_now_us() + io->opts->deadline_ms * 1000.0;
+		d->deadline_us = rdmig__now_us() + io->opts->deadline_ms * 1000.0;
 	*out = d;
 	return 0;
 }
@@ -158,13 +159,6 @@ int rdmig_dest_set_blocks(struct rdmig_dest *d, const struct rdmig_block *blocks
 
 /* --------------------------------------------------------- RAM blocks -- */
 
-/* Destination memory is written by the peer and never read by it. */
-struct engine_mr *rdmig__dest_register_remote(struct rdmig_dest *d, void *addr, uint64_t len)
-{
-	return rdmig__engine_reg_timed(&d->io, addr, len, ENGINE_ACCESS_REMOTE_WRITE,
-				       &d->st.register_seconds);
-}
-
 static int pin_all_blocks(struct rdmig_dest *d)
 {
 	for (size_t i = 0; i < d->nblocks; i++) {
@@ -206,7 +200,7 @@ static int reply_blocks(struct rdmig_dest *d)
 	d->blocks_sent = true;
 	d->blocks_pending = false;
 	/* pinning every block is this side's time, however long it took */
-	dest_idle_progress(&d->idle, rdmig__engine_now_us());
+	dest_idle_progress(&d->idle, rdmig__now_us());
 	return d->io.ops->reply(d->io.ctx, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_RESULT, 1,
 			  (uint32_t)(d->nblocks * RDMIG_DEST_BLOCK_SIZE), d->scratch});
 }
@@ -259,7 +253,7 @@ static int dispatch(struct rdmig_dest *d, const struct rdmig_msg *m, struct rdmi
  * deadline: end it (ERROR to it). */
 static int idle_expired(struct rdmig_dest *d)
 {
-	double idle_s = (rdmig__engine_now_us() - d->idle.last_progress_us) / 1e6;
+	double idle_s = (rdmig__now_us() - d->idle.last_progress_us) / 1e6;
 
 	return rdmig__engine_abort(&d->io, RDMIG_ETIMEDOUT,
 			    "the source moved no data for %.1f s, beyond the idle timeout of "
@@ -272,7 +266,7 @@ static int idle_expired(struct rdmig_dest *d)
  * without one, 0 once passed. */
 static int deadline_left_ms(const struct rdmig_dest *d)
 {
-	double left_us = d->deadline_us - rdmig__engine_now_us();
+	double left_us = d->deadline_us - rdmig__now_us();
 
 	if (!d->deadline_us)
 		return -1;
@@ -290,7 +284,7 @@ static int deadline_expired(struct rdmig_dest *d)
  * the overall one. */
 static int take_message(struct rdmig_dest *d, struct rdmig_msg *m, bool wait)
 {
-	int left = dest_idle_left_ms(&d->idle, rdmig__engine_now_us());
+	int left = dest_idle_left_ms(&d->idle, rdmig__now_us());
 	int whole = deadline_left_ms(d);
 	int ret;
 
@@ -304,7 +298,7 @@ static int take_message(struct rdmig_dest *d, struct rdmig_msg *m, bool wait)
 		   : d->io.ops->try_recv(d->io.ctx, RDMIG_MSG_NONE, m);
 	if (ret == RDMIG_ETIMEDOUT && !deadline_left_ms(d))
 		return deadline_expired(d);
-	if (ret == RDMIG_ETIMEDOUT && dest_idle_expired(&d->idle, rdmig__engine_now_us()))
+	if (ret == RDMIG_ETIMEDOUT && dest_idle_expired(&d->idle, rdmig__now_us()))
 		return idle_expired(d);
 	return ret;
 }
@@ -313,7 +307,7 @@ static int take_message(struct rdmig_dest *d, struct rdmig_msg *m, bool wait)
  * else past it ends the source. */
 static int account_progress(struct rdmig_dest *d)
 {
-	double now = rdmig__engine_now_us();
+	double now = rdmig__now_us();
 
 	if (d->progress) {
 		dest_idle_progress(&d->idle, now);
@@ -383,12 +377,12 @@ int rdmig__dest_step(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
 
 	if (d->failed)
 		return d->failed;
-	dest_idle_resume(&d->idle, rdmig__engine_now_us());
+	dest_idle_resume(&d->idle, rdmig__now_us());
 	ret = next_event(d, ev, wait);
 	if (ret != RDMIG_EAGAIN)
 		d->failed = ret;
 	if (!ret) /* the caller's time now; RDMIG_EAGAIN: the source's */
-		dest_idle_pause(&d->idle, rdmig__engine_now_us());
+		dest_idle_pause(&d->idle, rdmig__now_us());
 	return ret;
 }
 

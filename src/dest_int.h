@@ -47,7 +47,12 @@ struct rdmig_dest {
 
 /* Register [addr, addr + len) for the peer's writes (never its reads),
  * counting the time in the stats. */
-struct engine_mr *rdmig__dest_register_remote(struct rdmig_dest *d, void *addr, uint64_t len);
+static inline struct engine_mr *rdmig__dest_register_remote(struct rdmig_dest *d, void *addr,
+							    uint64_t len)
+{
+	return rdmig__engine_reg_timed(&d->io, addr, len, ENGINE_ACCESS_REMOTE_WRITE,
+				       &d->st.register_seconds);
+}
 
 /* The services of dest_serve.c, one per message type; 0 or the error the
  * migration ended with (ERROR already sent where the protocol allows). */

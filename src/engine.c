@@ -134,20 +134,6 @@ bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct engine_io *
 	return true;
 }
 
-/* The one monotonic clock of the project: the engine's latency log, and
- * (public since 0.2) the tool, the stream library and the benchmarks. */
-double rdmig_monotonic_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-double rdmig__engine_now_us(void)
-{
-	return rdmig_monotonic_seconds() * 1e6;
-}
-
 int rdmig__latency_log_add(struct latency_log *l, double us)
 {
 	if (l->n == l->cap) {

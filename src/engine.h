@@ -89,7 +89,6 @@ static inline bool engine_cancelled(const struct engine_io *io)
  * COMPRESS), looking at engine_cancelled as it goes; false when cancelled. */
 bool rdmig__engine_zero_range(uint8_t *p, uint64_t len, const struct engine_io *io,
 			      uint64_t *written);
-double rdmig__engine_now_us(void);
 
 /* A growing list of latencies (microseconds) and their percentiles. */
 struct latency_log {

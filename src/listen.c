@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "clock.h"
 #include "accept_pending.h"
 #include "cm_event.h"
 #include "conn.h"
@@ -286,7 +287,7 @@ static void expire_handshakes(struct rdmig_listener *l)
 {
 	struct rdmig_conn *c;
 
-	while ((c = accept_pending_expired(&l->pending, rdmig__cm_now_ms())))
+	while ((c = accept_pending_expired(&l->pending, rdmig__now_ms())))
 		drop_handshake(l, c, "no ESTABLISHED within %lld ms of our accept: the requester "
 			       "went away or never completed the handshake", handshake_ms(l));
 }
@@ -360,7 +361,7 @@ static int start_handshake(struct rdmig_listener *l, struct rdma_cm_id *id,
 		rdmig_conn_destroy(c);
 		return ret;
 	}
-	evicted = accept_pending_add(&l->pending, id, c, rdmig__cm_now_ms() + handshake_ms(l));
+	evicted = accept_pending_add(&l->pending, id, c, rdmig__now_ms() + handshake_ms(l));
 	if (evicted)
 		drop_handshake(l, evicted, "%d handshakes in flight: the oldest made room for a "
 			       "new request", ACCEPT_PENDING_MAX);
@@ -402,7 +403,7 @@ static int next_listener_event(struct rdmig_listener *l, long long deadline, boo
 			       struct rdma_cm_event **ev)
 {
 	for (;;) {
-		long long now = rdmig__cm_now_ms(), until = deadline;
+		long long now = rdmig__now_ms(), until = deadline;
 		long long handshake = accept_pending_next_deadline(&l->pending);
 		int err;
 
@@ -418,7 +419,7 @@ static int next_listener_event(struct rdmig_listener *l, long long deadline, boo
 			until = handshake;
 		err = rdmig__cm_event_wait_cancellable(
 			l->ec, until ? (int)(until > now ? until - now : 1) : 0, &l->opts, ev);
-		if (err == ETIMEDOUT && (!deadline || rdmig__cm_now_ms() < deadline)) {
+		if (err == ETIMEDOUT && (!deadline || rdmig__now_ms() < deadline)) {
 			expire_handshakes(l);
 			continue;
 		}
@@ -539,7 +540,7 @@ static int accept_start(struct rdmig_listener *l, struct rdmig_conn **out)
 int rdmig_accept(struct rdmig_listener *l, struct rdmig_conn **out)
 {
 	long long deadline = l && l->opts.accept_timeout_ms > 0
-				     ? rdmig__cm_now_ms() + l->opts.accept_timeout_ms
+				     ? rdmig__now_ms() + l->opts.accept_timeout_ms
 				     : 0;
 	int ret = accept_start(l, out);
 

@@ -8,6 +8,7 @@
  * calls only down, into the engine and its seam.
  */
 #include <string.h>
+#include "clock.h"
 #include "source_int.h"
 
 /* Every control message of the source goes through these two, so that
@@ -16,7 +17,7 @@
 static void stamp_control(struct rdmig_source *s)
 {
 	if (s->keep_alive_ms)
-		s->last_control_us = rdmig__engine_now_us();
+		s->last_control_us = rdmig__now_us();
 }
 
 /* A reply the destination sent before its next READY is taken first: no
@@ -77,7 +78,7 @@ int rdmig__src_ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset
 	uint8_t rec[RDMIG_REGISTER_SIZE];
 	int ret;
 
-	s->register_t0 = rdmig__engine_now_us();
+	s->register_t0 = rdmig__now_us();
 	rdmig_encode_register(&reg, rec);
 	ret = rdmig__src_control_request(s, &(struct rdmig_msg){RDMIG_MSG_REGISTER_REQUEST, 1, sizeof(rec),
 						     rec});
@@ -93,9 +94,9 @@ int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_
 	uint32_t chunk = (uint32_t)(offset >> s->shift);
 	struct rdmig_register_result res;
 	struct rdmig_msg reply;
-	double t0 = rdmig__engine_now_us();
+	double t0 = rdmig__now_us();
 	int ret = s->io.ops->request_reply(s->io.ctx, RDMIG_MSG_REGISTER_RESULT, &reply);
-	double t1 = rdmig__engine_now_us();
+	double t1 = rdmig__now_us();
 
 	s->st.register_wait_seconds += (t1 - t0) / 1e6;
 	if (ret)
@@ -139,7 +140,7 @@ int rdmig_source_set_keep_alive(struct rdmig_source *s, int interval_ms)
 				   interval_ms);
 	/* off until now, the silence was not timed: count from here */
 	if (!s->keep_alive_ms)
-		s->last_control_us = rdmig__engine_now_us();
+		s->last_control_us = rdmig__now_us();
 	s->keep_alive_ms = interval_ms;
 	return 0;
 }
@@ -151,7 +152,7 @@ int rdmig_source_keep_alive(struct rdmig_source *s)
 	if (!s)
 		return RDMIG_EINVAL;
 	if (!s->keep_alive_ms || !s->set_up ||
-	    rdmig__engine_now_us() - s->last_control_us < s->keep_alive_ms * 1000.0)
+	    rdmig__now_us() - s->last_control_us < s->keep_alive_ms * 1000.0)
 		return 0;
 	return rdmig__src_answer_violation(
 		s, rdmig__src_control_send(s, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, 0, NULL}));

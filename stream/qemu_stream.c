@@ -37,22 +37,6 @@ enum {
 #define MIG_CMD_PING 2u
 #define MIG_CMD_SWITCHOVER_START 11u
 
-/* What each state of qemu_stream_priv.h collects, in its order. */
-static const char *const field_names[] = {
-	"file magic", "file version", "section type",
-	"configuration: machine name length", "configuration: machine name",
-	"configuration: next byte", "subsection name length", "subsection name",
-	"subsection version", "target page bits", "capability count", "capability name length",
-	"capability name", "uuid",
-	"command header", "command data",
-	"section id", "section name length", "section name", "section instance", "section version",
-	"RAM total size word", "RAM block name length", "RAM block name", "RAM block length",
-	"RAM data word",
-	"byte after RAM_SAVE_FLAG_EOS", "section footer id",
-	"byte after QEMU_VM_EOF", "vmdesc length", "vmdesc", "end",
-};
-_Static_assert(sizeof(field_names) / sizeof(field_names[0]) == S_DONE + 1,
-	       "a name for every parser state");
 
 /* Subsections of the configuration that we know the size of. */
 enum { SUB_PAGE_BITS = 1, SUB_CAPS, SUB_UUID };
@@ -62,11 +46,6 @@ static const char *const cmd_names[] = {
 	"POSTCOPY_RUN", "POSTCOPY_RAM_DISCARD", "POSTCOPY_RESUME", "PACKAGED", "RECV_BITMAP",
 	"ENABLE_COLO", "SWITCHOVER_START",
 };
-
-const char *rdmig__qs_field_name(int state)
-{
-	return field_names[state];
-}
 
 static int expect(struct rdmig_qs_parser *p, int state, size_t need)
 {
@@ -92,7 +71,7 @@ static int failv(struct rdmig_qs_parser *p, uint64_t at, const char *fmt, va_lis
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	snprintf(p->err, sizeof(p->err), "stream offset %llu (%s): %s", (unsigned long long)at,
-		 field_names[p->state], msg);
+		 rdmig__qs_field_name(p->state), msg);
 	p->failed = 1;
 	return -1;
 }

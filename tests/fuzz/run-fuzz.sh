@@ -30,14 +30,14 @@ wire)
 	;;
 dest)
 	# the destination engine over a fake of its seam (engine_io.h)
-	direct_srcs="src/dest.c src/dest_serve.c src/dest_zranges.c src/dest_events.c src/engine.c src/wire.c src/error.c src/log.c src/opts.c
+	direct_srcs="src/dest.c src/dest_serve.c src/dest_zranges.c src/dest_events.c src/clock.c src/engine.c src/wire.c src/error.c src/log.c src/opts.c
 		tests/fuzz/fuzz_dest.c tests/fuzz/fake_io.c"
 	max_len=8192 # room for a few hundred records
 	;;
 stream)
 	# librdmig-stream's parsers, through its installed headers
-	direct_srcs="stream/qemu_stream.c stream/qemu_stream_end.c stream/qemu_ramblock.c
-		stream/replay_record.c stream/imgstream.c stream/digest.c src/engine.c src/error.c
+	direct_srcs="stream/qemu_stream.c stream/qemu_stream_end.c stream/qemu_stream_states.c stream/qemu_ramblock.c
+		stream/replay_record.c stream/imgstream.c stream/digest.c src/clock.c src/engine.c src/error.c
 		src/log.c src/opts.c tests/fuzz/fuzz_stream.c -lxxhash -lcrypto"
 	max_len=4096
 	;;
