@@ -66,7 +66,7 @@ plot for [i=0:*] "chunks.dat" index i using 1:2 with linespoints lw 2 title colu
 GP
 fi
 
-# Issue 31: each migration's time budget, one stacked bar per kind x chunk x
+# Each migration's time budget, one stacked bar per kind x chunk x
 # registration, per device and side (report.py: medians of the rounds)
 for dat in budget_*.dat; do
 	[ -s "$dat" ] || continue

@@ -61,7 +61,9 @@ QMP="$BUILD/tests/qmp_client"
 [ -x "$QMP" ] || { echo "bench: no $QMP: build the target qmp_client" >&2; exit 1; }
 SUMMARY=$OUT/summary.txt
 SPIN=${RDMIG_BENCH_SPIN:-3000}
-BULK_MIB=${RDMIG_BENCH_BULK_MIB:-512}
+# one size or several ("256 1024"): the bulk part runs at each, in one boot
+BULK_SIZES=${RDMIG_BENCH_BULK_MIB:-512}
+BULK_MIB=${BULK_SIZES%% *}
 ITERS=${RDMIG_BENCH_ITERS:-3000}
 COST_COUNT=${RDMIG_BENCH_COST_COUNT:-60}
 PARTS=${RDMIG_BENCH_PARTS:-footprint latency cost bulk qemu_ab}
@@ -75,6 +77,7 @@ CHUNKS=${RDMIG_BENCH_CHUNKS:-1M 32M}
 ROUNDS=${RDMIG_BENCH_ROUNDS:-1}
 ROUND=1
 RSUF=
+SSUF=
 IMAGES=${RDMIG_BENCH_IMAGES:-random halfzero}
 QEMU_UNTRACED=${RDMIG_BENCH_QEMU_UNTRACED:-1}
 declare -A QEMU_BIN QEMU_KIND=([7.2]=qemu [10.0.2]=qemu10 [10.2.2]=qemu102 [inline]=qemu10i [11.1]=qemu11)
@@ -319,7 +322,9 @@ tool_run() {
 	rm -rf "$DATA/out"
 	local rt0 t1
 	rt0=$(stamp)
-	timed_bg "$OUT/$tag.recv.end" env RDMIG_HASH_THREADS=$threads timeout 900 "$BUILD/rdmig" recv \
+	# /usr/bin/time: the receiver's peak resident set (KiB), against the size
+	timed_bg "$OUT/$tag.recv.end" /usr/bin/time -f %M -o "$OUT/$tag.recv.rss" \
+		env RDMIG_HASH_THREADS=$threads timeout 900 "$BUILD/rdmig" recv \
 		--listen "$ip:$PORT" --out "$DATA/out" $rflag --json -v \
 		--timeout 600 >"$OUT/$tag.recv.json" 2>"$OUT/$tag.recv.err" &
 	rpid=$!
@@ -332,7 +337,8 @@ tool_run() {
 	wait $rpid
 	rrc=$?
 	E2E=$(secs_between "$t0" "$(stamp)")
-	ROW_EXTRA=$(walls "$t0" "$t1" "$rt0" "$OUT/$tag.recv.end")
+	ROW_EXTRA="$(walls "$t0" "$t1" "$rt0" "$OUT/$tag.recv.end"), \"recv_max_rss_kib\": $(
+		tail -n1 "$OUT/$tag.recv.rss" 2>/dev/null | grep -x '[0-9]*' || echo null)"
 	rm -rf "$DATA/out"
 	next_port
 	bulk_record "$kind" "$dev" "$img" "$reg" "$src" "$rrc" "$OUT/$tag.json" "$OUT/$tag.recv.json"
@@ -412,8 +418,8 @@ bulk_record() {
 	local kind=$1 dev=$2 img=$3 reg=$4 rc1=$5 rc2=$6 sj=$7 rj=$8 secs
 	[ $BULK_FIRST = 1 ] || echo ',' >>"$OUT/bulk.json"
 	BULK_FIRST=0
-	printf '{"kind": "%s", "device": "%s", "image": "%s", "registration": "%s", "round": %d, "rc": %d, "peer_rc": %d, "ib_write_bw_MBps": %s, "e2e_seconds": %s, "guest_load": "%s", %s"result": ' \
-		"$kind" "$dev" "$img" "$reg" "$ROUND" "$rc1" "$rc2" "${BW:-null}" "${E2E:-null}" "$(loadavg)" \
+	printf '{"kind": "%s", "device": "%s", "image": "%s", "registration": "%s", "mib": %d, "round": %d, "rc": %d, "peer_rc": %d, "ib_write_bw_MBps": %s, "e2e_seconds": %s, "guest_load": "%s", %s"result": ' \
+		"$kind" "$dev" "$img" "$reg" "$BULK_MIB" "$ROUND" "$rc1" "$rc2" "${BW:-null}" "${E2E:-null}" "$(loadavg)" \
 		"${ROW_EXTRA:+$ROW_EXTRA, }" >>"$OUT/bulk.json"
 	if [ -s "$sj" ]; then tr -d '\n' <"$sj" >>"$OUT/bulk.json"; else echo -n null >>"$OUT/bulk.json"; fi
 	echo -n ', "peer": ' >>"$OUT/bulk.json"
@@ -424,7 +430,7 @@ bulk_record() {
 	else
 		secs=$(json_num "$sj" seconds)
 	fi
-	note "bulk $kind $dev $img $reg${RSUF:+ round $ROUND}: rc=$rc1/$rc2 seconds=${secs:-?}" \
+	note "bulk $kind $dev $img $reg ${BULK_MIB} MiB${RSUF:+ round $ROUND}: rc=$rc1/$rc2 seconds=${secs:-?}" \
 		"${E2E:+e2e=$E2E}" \
 		"$( [[ $kind == tool* ]] && echo "(hashing $(json_num "$sj" hash_seconds) s, exposed" \
 			"$(json_num "$sj" hash_exposed_seconds) s / $(json_num "$rj" hash_exposed_seconds) s)")"
@@ -433,13 +439,27 @@ bulk_record() {
 }
 
 bulk() {
+	echo '{"bulk_mib": '"$BULK_MIB"', "bulk": [' >"$OUT/bulk.json"
+	for BULK_MIB in $BULK_SIZES; do
+		# tags name the size when there are several
+		SSUF=$( [ "$BULK_MIB" = "$BULK_SIZES" ] || echo "_${BULK_MIB}M")
+		bulk_size
+	done
+	echo ']}' >>"$OUT/bulk.json"
+	BULK_MIB=${BULK_SIZES%% *}
+}
+
+# bulk_size: the bulk part at BULK_MIB
+bulk_size() {
 	local dev ip img reg
 	DATA=$(mktemp -d /tmp/rdmig-bench.XXXXXX)
 	# random, and half-zero (random first half, zero second half)
-	head -c $((BULK_MIB << 20)) /dev/urandom >"$DATA/random.img"
-	head -c $((BULK_MIB << 19)) /dev/urandom >"$DATA/halfzero.img"
-	truncate -s $((BULK_MIB << 20)) "$DATA/halfzero.img"
-	echo '{"bulk_mib": '"$BULK_MIB"', "bulk": [' >"$OUT/bulk.json"
+	# (only the images asked for: at 1 GiB each one is a GiB of the guest's RAM)
+	[[ " $IMAGES " == *" random "* ]] && head -c $((BULK_MIB << 20)) /dev/urandom >"$DATA/random.img"
+	if [[ " $IMAGES " == *" halfzero "* ]]; then
+		head -c $((BULK_MIB << 19)) /dev/urandom >"$DATA/halfzero.img"
+		truncate -s $((BULK_MIB << 20)) "$DATA/halfzero.img"
+	fi
 	for dev in $DEVICES; do
 		ip=$(dev_ip "$dev")
 		# the ceiling before and after the device's runs: the host's load
@@ -451,7 +471,7 @@ bulk() {
 			# rounds interleave the kinds (A B C A B C): a drift of the host's
 			# load reaches every kind alike; the report takes each one's median
 			for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
-				RSUF=$( [ "$ROUNDS" = 1 ] || echo "_r$ROUND")
+				RSUF=$SSUF$( [ "$ROUNDS" = 1 ] || echo "_r$ROUND")
 				for reg in dynamic pin-all; do
 					for c in $CHUNKS; do
 						[[ " $KINDS " == *" engine "* ]] && engine_run engine "$dev" "$ip" "$img" "$reg" "$c"
@@ -485,7 +505,6 @@ bulk() {
 		echo "{\"device\": \"$dev\", \"before_MBps\": ${BW_BEFORE:-null}, \"after_MBps\": ${BW_AFTER:-null}}" \
 			>"$OUT/ib_write_bw_$dev.json"
 	done
-	echo ']}' >>"$OUT/bulk.json"
 	rm -rf "$DATA"
 	DATA=
 }
