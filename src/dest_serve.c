@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dest_int.h"
+#include "dest_release.h"
 #include "dest_zranges.h"
 
 /* Queue [offset, offset + len) of block as an event, if asked for. */
@@ -225,6 +226,29 @@ int rdmig__dest_serve_register(struct rdmig_dest *d, const struct rdmig_msg *m)
 			  m->repeat * RDMIG_REGISTER_RESULT_SIZE, d->scratch});
 }
 
+/* A chunk registered on its own gives its region back (a later REGISTER
+ * of it re-pins, charged to the re-pin budget); a region shared with other
+ * chunks stays until the end.  True when it went. */
+static bool release_chunk(struct rdmig_dest *d, struct dst_block *b, uint32_t chunk)
+{
+	struct engine_mr *mr = b->chunk_mr[chunk];
+
+	if (!mr || mr->length != engine_chunk_len(b->length, chunk, d->shift))
+		return false;
+	drop_mr(d, mr);
+	d->io.ops->dereg(d->io.ctx, mr);
+	b->chunk_mr[chunk] = NULL;
+	b->released[chunk] = 1;
+	return true;
+}
+
+int rdmig__dest_release_chunk(struct rdmig_dest *d, uint32_t block, uint32_t chunk)
+{
+	if (!d || block >= d->nblocks || chunk >= d->blocks[block].nchunks)
+		return RDMIG_EINVAL;
+	return release_chunk(d, &d->blocks[block], chunk);
+}
+
 /* UNREGISTER: key is a chunk number.  Only a chunk registered on its own
  * is released; a region shared with other chunks stays until the end. */
 int rdmig__dest_serve_unregister(struct rdmig_dest *d, const struct rdmig_msg *m)
@@ -232,7 +256,6 @@ int rdmig__dest_serve_unregister(struct rdmig_dest *d, const struct rdmig_msg *m
 	for (uint32_t i = 0; i < m->repeat; i++) {
 		struct rdmig_register r;
 		struct dst_block *b;
-		struct engine_mr *mr;
 
 		rdmig_decode_register((const uint8_t *)m->payload + (size_t)i * RDMIG_REGISTER_SIZE, &r);
 		b = checked_block(d, "UNREGISTER_REQUEST", i, r.block_index);
@@ -244,13 +267,7 @@ int rdmig__dest_serve_unregister(struct rdmig_dest *d, const struct rdmig_msg *m
 					    "which has %u of %llu bytes (a chunk-size mismatch?)", i,
 					    (unsigned long long)r.key, r.block_index, b->nchunks,
 					    1ull << d->shift);
-		mr = b->chunk_mr[r.key];
-		if (mr && mr->length == engine_chunk_len(b->length, (uint32_t)r.key, d->shift)) {
-			drop_mr(d, mr);
-			d->io.ops->dereg(d->io.ctx, mr);
-			b->chunk_mr[r.key] = NULL;
-			b->released[r.key] = 1;
-		}
+		release_chunk(d, b, (uint32_t)r.key);
 		report(d, RDMIG_DEST_REPORT_UNREGISTER, RDMIG_EV_UNREGISTERED, r.block_index,
 		       r.key << d->shift, engine_chunk_len(b->length, (uint32_t)r.key, d->shift));
 	}

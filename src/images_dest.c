@@ -266,6 +266,7 @@ static int step(struct rdmig_images_dest *d, struct rdmig_images_event *out)
 			return cancelled(d);
 		if (atomic_load(&d->write_err))
 			return rdmig__idest_sink_write_failed(d);
+		rdmig__idest_release_queued(d); /* before the wait: it may be long */
 		ret = d->o.nonblocking ? rdmig_dest_try_next(d->engine, &ev)
 				       : rdmig_dest_next(d->engine, &ev);
 		if (ret == RDMIG_EAGAIN)
@@ -388,6 +389,7 @@ void rdmig_images_dest_stats(const struct rdmig_images_dest *d, struct rdmig_ima
 	if (!d || !out || out->size < sizeof(size_t))
 		return;
 	st = d->st;
+	st.bytes_released = d->rel.bytes;
 	if (d->vf.pool || d->vf.threads)
 		st.hash_seconds = d->vf.hash_seconds;
 	copy_sized(out, &st, sizeof(st));

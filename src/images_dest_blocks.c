@@ -103,6 +103,8 @@ static void span_checked(void *ctx, const struct rdmig_hash_job *j)
 	ret = d->sink.write(d->sink.ctx, j->block, j->offset, j->p, (size_t)j->len);
 	if (ret)
 		atomic_compare_exchange_strong(&d->write_err, &none, sink_code(ret));
+	else
+		rdmig__idest_span_done(d, j->block, j->offset, j->len);
 }
 
 /* One hashing thread's copy: a span, but no more than the largest block
@@ -174,6 +176,10 @@ int rdmig__idest_on_header(struct rdmig_images_dest *d)
 	d->header_done = true;
 	if ((ret = accept_header(d)) || (ret = alloc_memory(d)) || (ret = create_images(d)))
 		return ret;
+	if ((ret = rdmig__idest_release_init(d))) {
+		snprintf(d->err, sizeof(d->err), "out of memory for the chunks' counters");
+		return ret;
+	}
 	if ((ret = rdmig_dest_set_blocks(d->engine, d->blocks, d->ps.count))) {
 		snprintf(d->err, sizeof(d->err), "%s", rdmig_dest_errmsg(d->engine));
 		return ret;
@@ -250,6 +256,7 @@ void rdmig__idest_teardown(struct rdmig_images_dest *d)
 	rdmig_verify_free(&d->vf);
 	rdmig_dest_destroy(d->engine);
 	d->engine = NULL;
+	rdmig__idest_release_free(d);
 	for (uint32_t i = 0; d->mem && i < d->ps.count; i++)
 		if (d->mem[i])
 			munmap(d->mem[i], (size_t)d->ps.blocks[i].length);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "conn.h"
+#include "images_dest_release.h"
 #include "rdmig/images.h"
 #include "rdmig/private.h"
 
@@ -28,6 +29,7 @@ struct rdmig_images_dest {
 	struct rdmig_block *blocks;
 	struct rdmig_verify vf;
 	struct rdmig_verify_block *res; /* per block, once compared */
+	struct chunk_release rel;       /* chunks given back (images_dest_release.c) */
 	bool header_done, compared, committed, aborted;
 	bool engine_failed;             /* the engine told the source itself */
 	bool verdict;                   /* RDMIG_CAP_VERDICT: the trailer ends it,

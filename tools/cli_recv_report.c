@@ -98,6 +98,7 @@ struct json_object *recv_json(const struct recv_state *s)
 	cj_u64(o, "iterations", s->st.iterations);
 	cj_u64(o, "register_requests", s->st.register_requests);
 	cj_u64(o, "chunks_registered", s->st.chunks_registered);
+	cj_u64(o, "bytes_released", s->ist.bytes_released);
 	cj_fixed(o, "register_seconds", s->st.register_seconds, 6);
 	cj_fixed(o, "copy_busy_seconds", (double)atomic_load(&s->copy_ns) / 1e9, 6);
 	mig_json_conn(o, s->conn);

@@ -109,6 +109,10 @@ struct rdmig_images_stats {
 				     * destroyed (deregistration), memory freed;
 				     * source: and the disconnect, until the
 				     * destination answered it */
+	/* since 0.3: */
+	uint64_t bytes_released;    /* dest: memory of chunks given back once
+				     * their spans were in the images (dynamic
+				     * registration; 0 with PIN_ALL) */
 };
 
 /* ------------------------------------------------------------ source -- */

@@ -18,8 +18,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "check.h"
 #include "fake_io.h"
+#include "images_dest_int.h"
 #include "images_int.h"
 
 #define MIB (1024ull * 1024)
@@ -44,6 +46,7 @@ struct run {
 	struct sink_log log;
 	struct rdmig_images_dest *d;
 	size_t delivered;
+	size_t hold_frame; /* non-zero: that frame waits until all 3 chunks are queued */
 };
 
 static struct run r;
@@ -119,10 +122,26 @@ static void s_abort(void *ctx)
 	l->aborts++;
 }
 
+/* Chunks the hashing threads queued for release (images_dest_release.c). */
+static size_t held_chunks_queued(struct run *rr)
+{
+	size_t n;
+
+	pthread_mutex_lock(&rr->d->rel.lock);
+	n = rr->d->rel.queued;
+	pthread_mutex_unlock(&rr->d->rel.lock);
+	return n;
+}
+
 static bool next_frame(void *ctx, const uint8_t **buf, size_t *len)
 {
 	struct run *rr = ctx;
 
+	/* the hashing threads are the test's only clock: until every chunk
+	 * of the block is queued to be given back, 10 s at most */
+	for (int ms = 0; rr->hold_frame && rr->q.next == rr->hold_frame && ms < 10000 &&
+			 held_chunks_queued(rr) < 3; ms++)
+		usleep(1000);
 	return fake_frames_next(&rr->q, buf, len);
 }
 
@@ -433,6 +452,43 @@ TEST(a_rewrite_after_the_records_cannot_reach_the_image)
 			CHECK_EQ(st.blocks_mismatched, 1);
 			CHECK_EQ(r.log.commits, 0);
 		}
+		finish();
+	}
+}
+
+/* The source's REGISTER_REQUEST for one chunk of the block at OFFSET. */
+static void add_register(uint64_t offset)
+{
+	struct rdmig_register reg = {.key = offset, .block_index = 0, .chunks = 0};
+	uint8_t rec[RDMIG_REGISTER_SIZE];
+
+	rdmig_encode_register(&reg, rec);
+	fake_frames_add(&r.q, RDMIG_MSG_REGISTER_REQUEST, 1, rec, sizeof(rec));
+}
+
+/* Dynamic registration: a chunk registered on its own goes back (its
+ * region deregistered, its pages dropped) once every span over it is in
+ * the image, before the end; PIN_ALL keeps the block whole. */
+TEST(a_chunk_whose_spans_are_in_the_image_is_given_back)
+{
+	for (int pin_all = 0; pin_all < 2; pin_all++) {
+		struct rdmig_imgs_block b;
+		struct rdmig_images_stats st = {.size = sizeof(st)};
+
+		start(pin_all, 0);
+		add_header(RDMIG_DIGEST_XXH64, CHUNK_SHIFT, &b);
+		fake_frames_add(&r.q, RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, NULL, 0);
+		if (!pin_all)
+			add_register(0);
+		/* REGISTER_FINISHED, after the records, waits for the sink */
+		r.hold_frame = r.q.n + 1;
+		add_records_and_trailer(RDMIG_DIGEST_XXH64, &b, false);
+		CHECK_OK(run());
+		CHECK(image_is(0));
+		CHECK_EQ(r.log.commits, 1);
+		rdmig_images_dest_stats(r.d, &st);
+		CHECK(st.verified);
+		CHECK_EQ(st.bytes_released, pin_all ? 0 : MIB);
 		finish();
 	}
 }
