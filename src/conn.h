@@ -16,6 +16,7 @@
 #include "log.h"
 #include "opts.h"
 #include "rdmig.h"
+#include "conn_session.h" /* the part of the transport sessions see */
 
 /* The engines (engine.h) reach a connection only through engine_io.h. */
 #ifdef RDMIG_ENGINE_H
@@ -215,22 +216,10 @@ int rdmig__conn_sq_wait_room(struct rdmig_conn *c);
 
 /* channel.c: post the receive of a slot (no-op when already posted). */
 int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot);
-/* channel.c: wait (at most timeout_ms; <= 0: the connection's timeout)
- * until every posted send-side WR completed. */
-int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms);
 /* completion.c: when TYPE ends the connection (DISCONNECTED,
  * DEVICE_REMOVAL, TIMEWAIT_EXIT), mark it disconnected with the event as
  * the reason, and say so. */
 bool rdmig__conn_cm_event_ends(struct rdmig_conn *c, enum rdma_cm_event_type type);
-/* connect.c: the end of a migration that went well: flush, disconnect,
- * and wait (at most the connection's timeout) for the peer's answer, so
- * that a lost disconnect request is sent again.  A peer that never
- * answers is logged, not a failure; a failed flush is. */
-int rdmig__conn_close_after_end(struct rdmig_conn *c);
-/* connect.c: the same without the flush, for an end whose every send the
- * peer has answered (the verdict came after them): the peer may already
- * be gone, and nothing is left to complete. */
-int rdmig__conn_disconnect_and_wait(struct rdmig_conn *c);
 /* channel.c: post a signaled zero-length WRITE, so that every WR before
  * it is reported done when it is. */
 int rdmig__conn_post_flush(struct rdmig_conn *c);
@@ -245,12 +234,6 @@ int rdmig__conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct 
  * than the connection's timeout (<= 0: the connection's). */
 int rdmig__conn_recv_within(struct rdmig_conn *c, uint32_t expect, int timeout_ms,
 			    struct rdmig_msg *out);
-/* channel.c: take a message the peer sends without our READY, into the
- * READY-slot receive our last rdmig_send posted (the verdict after the
- * image stream's trailer), waiting at most timeout_ms (<= 0: no bound).
- * RDMIG_ESTATE when no such receive is posted. */
-int rdmig__conn_take_unasked(struct rdmig_conn *c, uint32_t expect, int timeout_ms,
-			     struct rdmig_msg *out);
 /* channel.c: rdmig_recv without the wait: give the peer its READY unless
  * it has it, then take its message if it came; RDMIG_EAGAIN when it did
  * not yet (call again: no second READY goes out). */

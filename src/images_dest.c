@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "conn.h"
 #include "engine_io.h"
 #include "images_dest_int.h"
 #include "images_int.h"
@@ -96,7 +95,12 @@ int rdmig__images_dest_wrap(struct rdmig_dest *engine, struct rdmig_conn *c,
 		return ret;
 	}
 	rdmig_imgs_parser_init(&d->ps, d->o.max_total);
-	d->verdict = c && (c->caps.flags & RDMIG_CAP_VERDICT);
+	if (c) {
+		struct rdmig_caps caps;
+
+		rdmig_conn_caps(c, &caps);
+		d->verdict = caps.flags & RDMIG_CAP_VERDICT;
+	}
 	d->t_phase = rdmig_monotonic_seconds();
 	*out = d;
 	return 0;
@@ -115,7 +119,8 @@ int rdmig_images_dest_create(struct rdmig_conn *c, const struct rdmig_images_des
 		return RDMIG_EINVAL;
 	if ((ret = rdmig_dest_create(c, &engine)))
 		return ret;
-	return rdmig__images_dest_wrap(engine, c, o, sink, out, c->errmsg, sizeof(c->errmsg));
+	return rdmig__images_dest_wrap(engine, c, o, sink, out, rdmig__conn_errbuf(c),
+				       RDMIG_ERRMSG_SIZE);
 }
 
 /* ------------------------------------------------------ while it runs -- */
@@ -137,8 +142,8 @@ static int send_verdict(struct rdmig_images_dest *d, uint32_t outcome, const cha
 		return RDMIG_ENOMEM;
 	/* signaled: its own completion says the source has it, with no
 	 * flush WRITE after it that a source already gone would fail */
-	d->conn->signal_next = true;
-	ret = rdmig_reply(d->conn, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1, (uint32_t)len, buf});
+	ret = rdmig__conn_reply_signaled(d->conn, &(struct rdmig_msg){RDMIG_MSG_QEMU_FILE, 1,
+								   (uint32_t)len, buf});
 	free(buf);
 	if (!ret)
 		ret = rdmig__conn_flush_sends(d->conn, 0);

@@ -12,7 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include "conn.h"
+#include "conn_session.h"
 #include "images_dest_release.h"
 #include "rdmig/images.h"
 #include "rdmig/private.h"
@@ -64,9 +64,7 @@ static inline int sink_code(int ret)
  * opts.cancel or rdmig_conn_cancel (which the engine's own waits look at). */
 static inline bool is_cancelled(struct rdmig_images_dest *d)
 {
-	return atomic_load(&d->cancelled) ||
-	       (d->conn && ((d->conn->opts.cancel && *d->conn->opts.cancel) ||
-			    atomic_load(&d->conn->cancelled)));
+	return atomic_load(&d->cancelled) || (d->conn && rdmig__conn_cancelled(d->conn));
 }
 
 static inline int cancelled(struct rdmig_images_dest *d)

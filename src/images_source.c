@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "conn.h"
+#include "conn_session.h"
 #include "images_records.h"
 #include "images_int.h"
 #include "log.h"
@@ -127,6 +127,7 @@ int rdmig_images_source_create(struct rdmig_conn *c, const struct rdmig_images_i
 			       struct rdmig_images_source **out)
 {
 	struct rdmig_images_source *s;
+	struct rdmig_caps caps;
 	int ret;
 
 	if (!out)
@@ -138,21 +139,22 @@ int rdmig_images_source_create(struct rdmig_conn *c, const struct rdmig_images_i
 		return RDMIG_ENOMEM;
 	s->conn = c;
 	s->n = n;
-	s->chunk = c->opts.chunk_size;
+	s->chunk = rdmig__conn_opts(c)->chunk_size;
 	s->st.size = sizeof(s->st);
 	s->est.size = sizeof(s->est);
 	s->st.blocks = n;
 	if ((ret = copy_opts(s, o)) || (ret = describe(s, items))) {
 		/* the caller learns why from the code; the message is lost
 		 * with the handle, so it goes to the connection's */
-		snprintf(c->errmsg, sizeof(c->errmsg), "%s", s->err);
+		snprintf(rdmig__conn_errbuf(c), RDMIG_ERRMSG_SIZE, "%s", s->err);
 		rdmig_images_source_destroy(s);
 		return ret;
 	}
 	s->st.digest = s->o.digest;
 	s->verdict.size = sizeof(s->verdict);
-	s->verdict.state = c->caps.flags & RDMIG_CAP_VERDICT ? RDMIG_VERDICT_PENDING
-							     : RDMIG_VERDICT_NONE;
+	rdmig_conn_caps(c, &caps);
+	s->verdict.state = caps.flags & RDMIG_CAP_VERDICT ? RDMIG_VERDICT_PENDING
+							  : RDMIG_VERDICT_NONE;
 	*out = s;
 	return 0;
 }
@@ -161,7 +163,7 @@ int rdmig_images_source_create(struct rdmig_conn *c, const struct rdmig_images_i
  * opts.cancel (which the engine's own waits look at). */
 static bool is_cancelled(struct rdmig_images_source *s)
 {
-	return atomic_load(&s->cancelled) || (s->conn->opts.cancel && *s->conn->opts.cancel);
+	return atomic_load(&s->cancelled) || rdmig__conn_cancelled(s->conn);
 }
 
 /* The engine failed: its code, its message. */
@@ -347,7 +349,7 @@ static void teardown(struct rdmig_images_source *s)
 /* How long the end waits for the verdict (opts.verdict_timeout_ms). */
 static int verdict_wait_ms(const struct rdmig_images_source *s)
 {
-	int conn_ms = s->conn->opts.timeout_ms;
+	int conn_ms = rdmig__conn_opts(s->conn)->timeout_ms;
 
 	if (s->o.verdict_timeout_ms)
 		return s->o.verdict_timeout_ms < 0 ? 0 : s->o.verdict_timeout_ms;

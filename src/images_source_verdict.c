@@ -5,7 +5,7 @@
  * message and judge it against what was sent.
  */
 #include <stdio.h>
-#include "conn.h"
+#include "conn_session.h"
 #include "images_int.h"
 #include "images_verdict.h"
 
