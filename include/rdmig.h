@@ -800,14 +800,16 @@ int rdmig_source_set_lookahead(struct rdmig_source *s, int on);
 int rdmig_source_set_pin_local(struct rdmig_source *s, int on);
 /*
  * Register threads (0.2, RDMIG_0.2).  A block registered whole (PIN_ALL,
- * or rdmig_source_set_pin_local) is registered as up to n pieces of whole
- * chunks, each its own MR on a thread of its own: pinning costs per page,
- * and n threads pin n pieces side by side.  The keys are the source's own,
- * so the wire does not change; a merged PIN_ALL write stops at a piece's
- * border.  The threads live only inside rdmig_source_setup, with every
- * signal blocked.  1 (the default): one MR per block, on the caller's
- * thread; 0: one per online CPU, at most 8.  RDMIG_EINVAL above
- * RDMIG_MAX_REGISTER_THREADS, RDMIG_ESTATE after rdmig_source_setup.
+ * or rdmig_source_set_pin_local) is registered in pieces of 16 MiB of
+ * whole chunks, each its own MR, by n threads that rdmig_source_setup
+ * starts and that go on, piece by piece in the order of the writes, while
+ * the first pieces are written (since 0.3): a write waits only for its own
+ * piece.  The keys are the source's own, so the wire does not change; a
+ * merged PIN_ALL write stops at a piece's border.  The threads block every
+ * signal, end with the last piece, and rdmig_source_destroy joins them.
+ * 1 (the default): one thread; 0: one per online CPU, at most 8.
+ * RDMIG_EINVAL above RDMIG_MAX_REGISTER_THREADS, RDMIG_ESTATE after
+ * rdmig_source_setup.
  */
 #define RDMIG_MAX_REGISTER_THREADS 64
 int rdmig_source_set_register_threads(struct rdmig_source *s, unsigned n);

@@ -38,6 +38,7 @@ void rdmig_source_destroy(struct rdmig_source *s)
 {
 	if (!s)
 		return;
+	rdmig__src_stop_pinning(s); /* its threads register into the blocks */
 	for (size_t i = 0; s->blocks && i < s->nblocks; i++)
 		free_block(&s->io, &s->blocks[i]);
 	free(s->blocks);
@@ -173,7 +174,8 @@ int rdmig_source_setup(struct rdmig_source *s)
 		return engine_fail(&s->io, RDMIG_ESTATE, "rdmig_source_setup was already called");
 	ret = rdmig__src_control_request(s, &(struct rdmig_msg){RDMIG_MSG_RAM_BLOCKS_REQUEST, 1, 0, NULL});
 	/* Pin our own memory while the destination pins its (or, with
-	 * dynamic registration, builds its answer). */
+	 * dynamic registration, builds its answer), and on while the first
+	 * pieces are written. */
 	if (!ret && (s->pin_all || s->pin_local))
 		ret = rdmig__src_register_blocks_whole(s);
 	if (!ret)
@@ -243,6 +245,7 @@ void rdmig_source_stats(const struct rdmig_source *s, struct rdmig_engine_stats 
 	}
 	st = s->st;
 	st.size = sizeof(st);
+	rdmig__src_pin_stats(s, &st);
 	st.writes_signaled = s->io.ops->writes_signaled(s->io.ctx);
 	rdmig__latency_log_percentiles(&s->rtt, &st.register_rtt_p50_us, &st.register_rtt_p99_us);
 	rdmig__put_sized(out, &st, sizeof(st));

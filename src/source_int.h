@@ -22,6 +22,8 @@ struct src_block {
 	 * chunks each (the last may be shorter); NULL when not whole */
 	struct engine_mr **piece_mr;
 	uint32_t npieces, piece_chunks;
+	size_t first_job;         /* its first piece's in the pinner's list */
+	bool piece_failed_told;   /* pin-local: the fallback was logged */
 	uint32_t *remote_rkey;    /* per chunk, valid where remote_ok */
 	uint8_t *remote_ok;       /* per chunk: the destination registered it */
 	uint64_t remote_host;     /* destination address of the block start */
@@ -63,6 +65,7 @@ struct rdmig_source {
 	bool skip_zero;             /* rdmig_source_set_skip_zero */
 	unsigned register_threads;  /* rdmig_source_set_register_threads (1) */
 	struct request_ahead ahead; /* the one request whose reply is not taken */
+	struct pinner *pinner;      /* source_pin.c: pieces pinned ahead of the writes */
 	struct rdmig_engine_stats st;
 	struct latency_log rtt;
 	double register_t0; /* when the REGISTER_REQUEST awaiting its reply left */
@@ -91,10 +94,21 @@ int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_
 				    bool ahead);
 int rdmig__src_collect_ahead(struct rdmig_source *s);
 
-/* source_pin.c */
+/* source_pin.c: start pinning every block whole, in pieces, on threads
+ * that go on while the writes start. */
 int rdmig__src_register_blocks_whole(struct rdmig_source *s);
+/* The local key for a write into chunk of b: its own MR's, or its
+ * piece's once pinned (waiting for it); a piece that failed is an error
+ * under PIN_ALL and, with pin-local, the chunk registered on its own. */
+int rdmig__src_local_key(struct rdmig_source *s, struct src_block *b, uint32_t chunk,
+			 uint32_t *lkey);
+/* Whether chunk's piece failed to pin (without waiting for it). */
+bool rdmig__src_piece_failed(const struct rdmig_source *s, const struct src_block *b,
+			     uint32_t chunk);
+/* The pinner's registration time and chunks, added to st. */
+void rdmig__src_pin_stats(const struct rdmig_source *s, struct rdmig_engine_stats *st);
+/* Stop and join the pinning threads (before the pieces are released). */
+void rdmig__src_stop_pinning(struct rdmig_source *s);
 void rdmig__src_release_pieces(const struct engine_io *io, struct src_block *b);
-/* The local key for a write into chunk of b: its piece's, or its own MR's. */
-uint32_t rdmig__src_lkey(const struct src_block *b, uint32_t chunk);
 
 #endif

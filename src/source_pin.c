@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * source_pin.c - the source's blocks registered whole (PIN_ALL, or
- * rdmig_source_set_pin_local), in pieces of whole chunks pinned side by
- * side on threads (rdmig_source_set_register_threads).
+ * rdmig_source_set_pin_local), in pieces of whole chunks pinned on threads
+ * (rdmig_source_set_register_threads) ahead of the writes.
  *
  * Pinning costs per page, and one ibv_reg_mr pins its pages one after the
- * other: n MRs on n threads pin n pieces at once.  The source's keys are
- * its own business (its writes carry them; the destination never sees
- * them), so a block may have several; a write only must not cross two,
- * which the pieces' chunk borders ensure (dynamic writes never cross a
- * chunk, merged PIN_ALL writes stop at a piece's border).
+ * other: n threads pin n pieces at once.  They start at setup, while the
+ * destination answers RAM_BLOCKS_REQUEST, take the pieces in the order the
+ * writes need them and go on while the first pieces are written, so that
+ * the writes wait only for the piece they need, not for the whole
+ * registration.  The source's keys are its own business (its writes carry
+ * them; the destination never sees them), so a block may have several; a
+ * write only must not cross two, which the pieces' chunk borders ensure
+ * (dynamic writes never cross a chunk, merged PIN_ALL writes stop at a
+ * piece's border).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -19,119 +23,239 @@
 #include "log.h"
 #include "source_int.h"
 
-struct piece_job {
-	const struct engine_io *io;
-	uint8_t *addr;
-	uint64_t len;
-	struct engine_mr *mr;
-	int err;          /* errno of a failed registration */
-	pthread_t thread;
-	bool on_thread;
+/* A piece is this many bytes (whole chunks, at least one): small enough
+ * that the first write waits for little, large enough that a GiB is a
+ * few dozen MRs; a merged write (RDMIG_MAX_MERGE) fits in one. */
+#define PIECE_BYTES (16ull << 20)
+
+enum { PIECE_PENDING, PIECE_READY, PIECE_FAILED };
+
+struct pin_job {
+	uint32_t block, piece;
+	int state; /* PIECE_*, under the pinner's lock */
+	int err;   /* errno of a failed registration */
 };
 
-static void *register_piece(void *arg)
-{
-	struct piece_job *j = arg;
+struct pinner {
+	pthread_mutex_t lock;
+	pthread_cond_t changed; /* a piece is done, or the work is */
+	pthread_t thread[RDMIG_MAX_REGISTER_THREADS];
+	unsigned nthreads;
+	struct pin_job *jobs;
+	size_t njobs, next;     /* the next job to take */
+	bool stop;              /* the source goes: take no more */
+	double seconds;         /* the threads' registration time, summed */
+	uint64_t chunks;        /* in the pieces registered */
+	const struct engine_io *io;
+	struct rdmig_source *s;
+};
 
-	j->mr = j->io->ops->reg(j->io->ctx, j->addr, j->len, ENGINE_ACCESS_LOCAL_READ);
-	j->err = j->mr ? 0 : errno;
+static void piece_range(const struct rdmig_source *s, const struct src_block *b, uint32_t piece,
+			uint64_t *start, uint64_t *len)
+{
+	uint64_t end = ((uint64_t)(piece + 1) * b->piece_chunks) << s->shift;
+
+	*start = ((uint64_t)piece * b->piece_chunks) << s->shift;
+	*len = (end < b->length ? end : b->length) - *start;
+}
+
+static void *pin_worker(void *arg)
+{
+	struct pinner *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop && p->next < p->njobs) {
+		struct pin_job *j = &p->jobs[p->next++];
+		struct src_block *b = &p->s->blocks[j->block];
+		uint64_t start, len;
+		struct engine_mr *mr;
+		double t0;
+		int err;
+
+		pthread_mutex_unlock(&p->lock);
+		piece_range(p->s, b, j->piece, &start, &len);
+		t0 = rdmig_monotonic_seconds();
+		mr = p->io->ops->reg(p->io->ctx, b->host + start, len, ENGINE_ACCESS_LOCAL_READ);
+		err = mr ? 0 : errno ? errno : EIO;
+		pthread_mutex_lock(&p->lock);
+		p->seconds += rdmig_monotonic_seconds() - t0;
+		if (mr)
+			p->chunks += (len + (1ull << p->s->shift) - 1) >> p->s->shift;
+		b->piece_mr[j->piece] = mr;
+		j->err = err;
+		j->state = mr ? PIECE_READY : PIECE_FAILED;
+		pthread_cond_broadcast(&p->changed);
+	}
+	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
 
-/* Jobs 1.. on threads of their own (signals blocked: they stay with the
- * caller's threads), job 0 here; a thread that cannot start runs here too.
- * Returns how many threads ran them, the caller's included. */
-static uint32_t run_jobs(struct piece_job *jobs, uint32_t n)
+/* Every block cut into pieces, their jobs in the order of the writes. */
+static int plan_pieces(struct rdmig_source *s, struct pinner *p)
 {
-	uint32_t threads = 1;
-	sigset_t all, old;
+	uint32_t per = (uint32_t)(PIECE_BYTES >> s->shift);
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	for (uint32_t i = 1; i < n; i++)
-		jobs[i].on_thread = !pthread_create(&jobs[i].thread, NULL, register_piece, &jobs[i]);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	for (uint32_t i = 0; i < n; i++)
-		if (!jobs[i].on_thread)
-			register_piece(&jobs[i]);
-	for (uint32_t i = 1; i < n; i++)
-		if (jobs[i].on_thread) {
-			pthread_join(jobs[i].thread, NULL);
-			threads++;
-		}
-	return threads;
+	if (!per)
+		per = 1;
+	for (size_t i = 0; i < s->nblocks; i++) {
+		struct src_block *b = &s->blocks[i];
+
+		if (!b->length)
+			continue;
+		b->piece_chunks = per;
+		b->npieces = (b->nchunks + per - 1) / per;
+		b->first_job = p->njobs;
+		b->piece_mr = calloc(b->npieces, sizeof(*b->piece_mr));
+		if (!b->piece_mr)
+			return engine_fail(&s->io, RDMIG_ENOMEM, "cannot allocate the pieces");
+		p->njobs += b->npieces;
+	}
+	p->jobs = calloc(p->njobs ? p->njobs : 1, sizeof(*p->jobs));
+	if (!p->jobs)
+		return engine_fail(&s->io, RDMIG_ENOMEM, "cannot allocate the pieces");
+	for (size_t i = 0, n = 0; i < s->nblocks; i++)
+		for (uint32_t k = 0; s->blocks[i].length && k < s->blocks[i].npieces; k++)
+			p->jobs[n++] = (struct pin_job){(uint32_t)i, k, PIECE_PENDING, 0};
+	return 0;
 }
 
-/* Register block b in pieces; -1 with errno (the first failure's) when a
- * piece failed, after releasing the others. */
-static int register_block(struct rdmig_source *s, struct src_block *b)
+/* The threads, every signal blocked (they stay with the caller's); when
+ * none can start, the caller's thread pins everything now. */
+static void start_threads(struct rdmig_source *s, struct pinner *p)
 {
-	uint32_t n = s->register_threads < b->nchunks ? s->register_threads : b->nchunks;
-	uint32_t per = (b->nchunks + n - 1) / n; /* chunks per piece */
-	struct piece_job *jobs;
-	uint32_t threads;
-	int err = 0;
+	unsigned want = s->register_threads ? s->register_threads : 1;
+	sigset_t all, old;
 
-	n = (b->nchunks + per - 1) / per;
-	jobs = calloc(n, sizeof(*jobs));
-	b->piece_mr = calloc(n, sizeof(*b->piece_mr));
-	if (!jobs || !b->piece_mr) {
-		free(jobs);
-		free(b->piece_mr);
-		b->piece_mr = NULL;
-		errno = ENOMEM;
-		return -1;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t start = ((uint64_t)i * per) << s->shift;
-		uint64_t end = ((uint64_t)(i + 1) * per) << s->shift;
-		jobs[i] = (struct piece_job){&s->io, b->host + start,
-					     (end < b->length ? end : b->length) - start};
-	}
-	threads = run_jobs(jobs, n);
-	for (uint32_t i = 0; i < n; i++) {
-		b->piece_mr[i] = jobs[i].mr;
-		if (!jobs[i].mr && !err)
-			err = jobs[i].err ? jobs[i].err : EIO;
-	}
-	free(jobs);
-	b->npieces = n;
-	b->piece_chunks = per;
-	if (err) {
-		rdmig__src_release_pieces(&s->io, b);
-		errno = err;
-		return -1;
-	}
-	if (threads > s->st.register_threads)
-		s->st.register_threads = threads;
-	return 0;
+	if (want > p->njobs)
+		want = (unsigned)p->njobs;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (unsigned i = 0; i < want; i++)
+		if (!pthread_create(&p->thread[p->nthreads], NULL, pin_worker, p))
+			p->nthreads++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!p->nthreads && p->njobs)
+		pin_worker(p);
 }
 
 int rdmig__src_register_blocks_whole(struct rdmig_source *s)
 {
-	for (size_t i = 0; i < s->nblocks; i++) {
-		struct src_block *b = &s->blocks[i];
-		double t0 = rdmig_monotonic_seconds();
-		int ret, err;
+	struct pinner *p = calloc(1, sizeof(*p));
+	int ret;
 
-		if (!b->length)
-			continue;
-		ret = register_block(s, b);
-		err = errno; /* a failure's, for the messages below */
-		s->st.register_seconds += rdmig_monotonic_seconds() - t0;
-		errno = err;
-		if (ret && s->pin_all)
-			return rdmig__engine_reg_failed(&s->io, "source block", b->name, b->length);
-		if (ret) {
-			rdmig__log(s->io.opts, RDMIG_LOG_INFO,
-				   "cannot register source block %s whole (%llu bytes): %s; "
-				   "registering it chunk by chunk", b->name,
-				   (unsigned long long)b->length, strerror(errno));
-			continue;
-		}
-		s->st.chunks_registered += b->nchunks;
+	if (!p)
+		return engine_fail(&s->io, RDMIG_ENOMEM, "cannot allocate the pinner");
+	p->io = &s->io;
+	p->s = s;
+	if (pthread_mutex_init(&p->lock, NULL)) {
+		free(p);
+		return engine_fail(&s->io, RDMIG_ENOMEM, "cannot create the pinner's lock");
 	}
+	pthread_cond_init(&p->changed, NULL);
+	s->pinner = p;
+	if ((ret = plan_pieces(s, p)))
+		return ret;
+	start_threads(s, p);
 	return 0;
+}
+
+/* The piece of chunk `chunk` of b, once its registration ended: its MR, or
+ * NULL with errno when it failed. */
+static struct engine_mr *await_piece(struct rdmig_source *s, const struct src_block *b,
+				     uint32_t chunk)
+{
+	struct pinner *p = s->pinner;
+	struct pin_job *j = &p->jobs[b->first_job + chunk / b->piece_chunks];
+	struct engine_mr *mr;
+	int state, err;
+
+	pthread_mutex_lock(&p->lock);
+	while (j->state == PIECE_PENDING)
+		pthread_cond_wait(&p->changed, &p->lock);
+	state = j->state;
+	err = j->err;
+	mr = b->piece_mr[chunk / b->piece_chunks];
+	pthread_mutex_unlock(&p->lock);
+	if (state == PIECE_FAILED)
+		errno = err;
+	return state == PIECE_READY ? mr : NULL;
+}
+
+int rdmig__src_local_key(struct rdmig_source *s, struct src_block *b, uint32_t chunk,
+			 uint32_t *lkey)
+{
+	struct engine_mr *mr;
+	int ret;
+
+	if (b->local_mr[chunk]) {
+		*lkey = b->local_mr[chunk]->lkey;
+		return 0;
+	}
+	if (b->piece_mr && (mr = await_piece(s, b, chunk))) {
+		*lkey = mr->lkey;
+		return 0;
+	}
+	if (s->pin_all || !b->piece_mr)
+		return rdmig__engine_reg_failed(&s->io, "source block", b->name, b->length);
+	/* pin-local is a speed-up: a piece that could not be pinned is
+	 * registered chunk by chunk, as without it */
+	if (!b->piece_failed_told) {
+		b->piece_failed_told = true;
+		rdmig__log(s->io.opts, RDMIG_LOG_INFO,
+			   "cannot register a piece of source block %s ahead: %s; registering it "
+			   "chunk by chunk", b->name, strerror(errno));
+	}
+	if ((ret = rdmig__src_register_local_chunk(s, b, chunk)))
+		return ret;
+	*lkey = b->local_mr[chunk]->lkey;
+	return 0;
+}
+
+bool rdmig__src_piece_failed(const struct rdmig_source *s, const struct src_block *b,
+			     uint32_t chunk)
+{
+	struct pinner *p = s->pinner;
+	bool failed;
+
+	if (!b->piece_mr || !p)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	failed = p->jobs[b->first_job + chunk / b->piece_chunks].state == PIECE_FAILED;
+	pthread_mutex_unlock(&p->lock);
+	return failed;
+}
+
+void rdmig__src_pin_stats(const struct rdmig_source *s, struct rdmig_engine_stats *st)
+{
+	struct pinner *p = s->pinner;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	st->register_seconds += p->seconds;
+	st->chunks_registered += p->chunks;
+	if (p->chunks) /* 0 when nothing went whole */
+		st->register_threads = p->nthreads ? p->nthreads : 1;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void rdmig__src_stop_pinning(struct rdmig_source *s)
+{
+	struct pinner *p = s->pinner;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < p->nthreads; i++)
+		pthread_join(p->thread[i], NULL);
+	rdmig__src_pin_stats(s, &s->st);
+	pthread_cond_destroy(&p->changed);
+	pthread_mutex_destroy(&p->lock);
+	free(p->jobs);
+	free(p);
+	s->pinner = NULL;
 }
 
 void rdmig__src_release_pieces(const struct engine_io *io, struct src_block *b)
@@ -142,11 +266,6 @@ void rdmig__src_release_pieces(const struct engine_io *io, struct src_block *b)
 	free(b->piece_mr);
 	b->piece_mr = NULL;
 	b->npieces = 0;
-}
-
-uint32_t rdmig__src_lkey(const struct src_block *b, uint32_t chunk)
-{
-	return b->piece_mr ? b->piece_mr[chunk / b->piece_chunks]->lkey : b->local_mr[chunk]->lkey;
 }
 
 /* 0 asks for one thread per online CPU, at most 8: beyond that the pieces

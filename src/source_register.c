@@ -58,7 +58,7 @@ int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b,
 	uint64_t start = (uint64_t)chunk << s->shift;
 	uint64_t len = engine_chunk_len(b->length, chunk, s->shift);
 
-	if (b->local_mr[chunk] || b->piece_mr)
+	if (b->local_mr[chunk] || (b->piece_mr && !rdmig__src_piece_failed(s, b, chunk)))
 		return 0;
 	b->local_mr[chunk] = register_local(s, b->host + start, len);
 	if (!b->local_mr[chunk])

@@ -111,16 +111,18 @@ static int post_pending(struct rdmig_source *s, bool last)
 {
 	struct pending_write w = s->pending;
 	struct src_block *b = &s->blocks[w.block];
-	uint32_t chunk = (uint32_t)(w.offset >> s->shift);
+	uint32_t chunk = (uint32_t)(w.offset >> s->shift), lkey;
 	int ret;
 
 	if (!w.active)
 		return 0;
 	s->pending.active = false;
+	if ((ret = rdmig__src_local_key(s, b, chunk, &lkey)))
+		return ret;
 	ret = s->io.ops->post_write(s->io.ctx, &(struct engine_write){
 		.local = b->host + w.offset,
 		.len = (uint32_t)w.len,
-		.lkey = rdmig__src_lkey(b, chunk),
+		.lkey = lkey,
 		.remote = b->remote_host + w.offset,
 		.rkey = s->pin_all ? b->remote_block_rkey : b->remote_rkey[chunk],
 		.block = w.block,

@@ -76,14 +76,23 @@ struct fake_dest {
 
 static struct fake_dest fd;
 
+/* The source's pinning threads register while its own thread sends and
+ * writes: one entry at a time (its slot is the caller's to fill). */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static struct event *log_event(enum ev_kind kind)
 {
+	struct event *e;
+
+	pthread_mutex_lock(&log_lock);
 	if (fd.nev == MAX_EVENTS) {
 		fprintf(stderr, "more than %d calls into the seam\n", MAX_EVENTS);
 		abort();
 	}
-	fd.ev[fd.nev] = (struct event){.kind = kind};
-	return &fd.ev[fd.nev++];
+	e = &fd.ev[fd.nev++];
+	*e = (struct event){.kind = kind};
+	pthread_mutex_unlock(&log_lock);
+	return e;
 }
 
 /* Registrations may come from the source's register threads: one at a
@@ -588,25 +597,26 @@ TEST(iterations_reuse_keys)
 	finish(&r);
 }
 
-/* PIN_ALL: our blocks are registered whole while the destination pins its
- * own, writes use the blocks' keys and may cross chunks, and no chunk is
- * ever requested. */
+/* PIN_ALL: our blocks are pinned whole from setup on, on a thread, while
+ * the destination pins its own; writes use the blocks' keys and may cross
+ * chunks, and no chunk is ever requested. */
 TEST(pin_all_writes_across_chunks)
 {
 	static const uint64_t lens[2] = {3 * MIB, 4096};
 	struct run r;
+	long reg;
 
 	CHECK_OK(start(&r, lens, 2, 0, true));
 	CHECK_OK(rdmig_source_setup(r.s));
-	long req = find(0, EV_REQUEST, RDMIG_MSG_RAM_BLOCKS_REQUEST);
-	long reply = find(0, EV_REPLY, RDMIG_MSG_RAM_BLOCKS_RESULT);
-	CHECK(req == 0 && reply == 3);
-	CHECK(fd.ev[1].kind == EV_REG && fd.ev[1].addr == r.mem[0] && fd.ev[1].len == 3 * MIB);
-	CHECK(fd.ev[2].kind == EV_REG && fd.ev[2].addr == r.mem[1] && fd.ev[2].len == 4096);
-
+	CHECK_EQ(find(0, EV_REQUEST, RDMIG_MSG_RAM_BLOCKS_REQUEST), 0);
 	CHECK_OK(rdmig_source_write(r.s, 0, MIB - 4096, 8192));
 	CHECK_OK(rdmig_source_write(r.s, 1, 0, 4096));
 	CHECK_OK(rdmig_source_end_iteration(r.s));
+	/* the pieces in the order of the writes: block 0, then block 1 */
+	reg = find(0, EV_REG, RDMIG_MSG_NONE);
+	CHECK(reg > 0 && fd.ev[reg].addr == r.mem[0] && fd.ev[reg].len == 3 * MIB);
+	reg = find((size_t)reg + 1, EV_REG, RDMIG_MSG_NONE);
+	CHECK(reg > 0 && fd.ev[reg].addr == r.mem[1] && fd.ev[reg].len == 4096);
 	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 0);
 	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 2);
 	CHECK_EQ(nth_write(0)->len, 8192);
@@ -685,12 +695,15 @@ TEST(registration_failure)
 	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 0);
 	finish(&r);
 
-	/* PIN_ALL: at setup, naming the block */
+	/* PIN_ALL: pinned ahead, so the first write that needs it fails,
+	 * naming the block, and nothing is written */
 	CHECK_OK(start(&r, &len, 1, 0, true));
 	fd.fail_reg_at = 1;
-	CHECK_EQ(rdmig_source_setup(r.s), -ENOMEM);
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, 4096));
+	CHECK_EQ(rdmig_source_end_iteration(r.s), -ENOMEM);
 	CHECK_STR_CONTAINS(rdmig_source_errmsg(r.s), "cannot register source block ram");
-	CHECK_EQ(rdmig_source_write(r.s, 0, 0, 4096), RDMIG_ESTATE);
+	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 0);
 	finish(&r);
 }
 
@@ -828,26 +841,26 @@ TEST(lookahead_waits_are_not_round_trips)
 	finish(&r);
 }
 
-/* With pin-local the source registers its block whole during setup, between
- * RAM_BLOCKS_REQUEST and its reply, and writes with that key; the
- * destination still gets a REGISTER_REQUEST per chunk. */
-TEST(pin_local_registers_blocks_whole_at_setup)
+/* With pin-local the source pins its block whole, from setup on (while
+ * RAM_BLOCKS_REQUEST travels) on a thread of its own, and writes with that
+ * key; the destination still gets a REGISTER_REQUEST per chunk. */
+TEST(pin_local_registers_blocks_whole_ahead)
 {
 	static const uint64_t len = 3 * MIB;
-	static const enum ev_kind want[] = {EV_REQUEST, EV_REG, EV_REPLY};
 	struct run r;
+	long reg;
 
 	CHECK_OK(start(&r, &len, 1, 0, false));
 	CHECK_EQ(rdmig_source_set_pin_local(NULL, 1), RDMIG_EINVAL);
 	CHECK_OK(rdmig_source_set_pin_local(r.s, 1));
 	CHECK_OK(rdmig_source_setup(r.s));
-	CHECK(events_are(want, sizeof(want) / sizeof(*want)));
-	CHECK(fd.ev[1].addr == r.mem[0]);
-	CHECK_EQ(fd.ev[1].len, len);
 	CHECK_EQ(rdmig_source_set_pin_local(r.s, 0), RDMIG_ESTATE); /* too late */
-	CHECK_EQ(stats_of(&r).register_threads, 1); /* the default: the caller's */
 	CHECK_OK(write_block_by_mib(&r, len));
 	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 1);
+	reg = find(0, EV_REG, RDMIG_MSG_NONE);
+	CHECK(fd.ev[reg].addr == r.mem[0]);
+	CHECK_EQ(fd.ev[reg].len, len);
+	CHECK_EQ(stats_of(&r).register_threads, 1); /* the default */
 	CHECK_EQ(count(EV_REQUEST, RDMIG_MSG_REGISTER_REQUEST), 3);
 	for (unsigned i = 0; i < 3; i++) {
 		CHECK_EQ(nth_write(i)->lkey, LOCAL_KEY(0));
@@ -857,116 +870,109 @@ TEST(pin_local_registers_blocks_whole_at_setup)
 }
 
 /* A block that cannot be pinned whole (the locked-memory limit) is
- * registered chunk by chunk, as without the option: not an error.  With
- * THREADS pieces, the FAIL_AT-th registration fails; those that worked
- * are released, and the two chunks get the registrations after them. */
-static void check_pin_local_fallback(unsigned threads, unsigned fail_at)
+ * registered chunk by chunk, as without the option: not an error, and
+ * the writes carry the chunks' own keys. */
+TEST(pin_local_falls_back_to_chunks)
 {
 	static const uint64_t len = 2 * MIB;
 	struct run r;
 
 	CHECK_OK(start(&r, &len, 1, 0, false));
-	CHECK_OK(rdmig_source_set_register_threads(r.s, threads));
 	CHECK_OK(rdmig_source_set_pin_local(r.s, 1));
-	fd.fail_reg_at = fail_at;
+	fd.fail_reg_at = 1;
 	CHECK_OK(rdmig_source_setup(r.s));
-	CHECK_EQ(count(EV_DEREG, RDMIG_MSG_NONE), threads - 1);
 	CHECK_OK(write_block_by_mib(&r, len));
-	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), threads + 2);
-	CHECK_EQ(nth_write(0)->lkey, LOCAL_KEY(threads));
-	CHECK_EQ(nth_write(1)->lkey, LOCAL_KEY(threads + 1));
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 3);
+	CHECK_EQ(nth_write(0)->lkey, LOCAL_KEY(1));
+	CHECK_EQ(nth_write(1)->lkey, LOCAL_KEY(2));
 	CHECK_EQ(stats_of(&r).register_threads, 0); /* none went whole */
 	finish(&r);
 }
 
-TEST(pin_local_falls_back_to_chunks)
-{
-	check_pin_local_fallback(1, 1);
-}
-
-TEST(pin_local_falls_back_to_chunks_from_pieces)
-{
-	check_pin_local_fallback(2, 2);
-}
-
-/* With register threads the whole block goes as pieces of whole chunks,
- * each its own registration: 3 chunks on 2 threads are pieces of 2 and 1
- * chunk, and each write carries its piece's key. */
+/* Pieces are 16 MiB of whole chunks, each its own registration, taken in
+ * order by the threads: 48 MiB in 16 MiB chunks on 2 threads are 3
+ * pieces, and each write carries its piece's key. */
 TEST(register_threads_pin_pieces)
 {
-	static const uint64_t len = 3 * MIB;
+	static const uint64_t len = 48 * MIB;
 	struct run r;
 
-	CHECK_OK(start(&r, &len, 1, 0, false));
+	CHECK_OK(start(&r, &len, 1, 16 * MIB, false));
 	CHECK_EQ(rdmig_source_set_register_threads(NULL, 2), RDMIG_EINVAL);
 	CHECK_EQ(rdmig_source_set_register_threads(r.s, RDMIG_MAX_REGISTER_THREADS + 1), RDMIG_EINVAL);
 	CHECK_OK(rdmig_source_set_register_threads(r.s, 2));
 	CHECK_OK(rdmig_source_set_pin_local(r.s, 1));
 	CHECK_OK(rdmig_source_setup(r.s));
 	CHECK_EQ(rdmig_source_set_register_threads(r.s, 1), RDMIG_ESTATE);
-	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 2);
-	CHECK(key_at(r.mem[0]) != 0);
-	CHECK(key_at(r.mem[0] + 2 * MIB) != 0);
-	CHECK_OK(write_block_by_mib(&r, len));
-	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 2);
-	CHECK_EQ(nth_write(0)->lkey, key_at(r.mem[0]));
-	CHECK_EQ(nth_write(1)->lkey, key_at(r.mem[0]));
-	CHECK_EQ(nth_write(2)->lkey, key_at(r.mem[0] + 2 * MIB));
+	CHECK_OK(rdmig_source_write(r.s, 0, 0, len));
+	CHECK_OK(rdmig_source_end_iteration(r.s));
+	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 3);
+	for (unsigned k = 0; k < 3; k++)
+		CHECK(key_at(r.mem[0] + k * 16 * MIB) != 0);
+	for (unsigned i = 0; i < count(EV_WRITE, RDMIG_MSG_NONE); i++) {
+		const struct engine_write *w = nth_write(i);
+		uint64_t piece = ((const uint8_t *)w->local - r.mem[0]) / (16 * MIB);
+
+		CHECK_EQ(w->lkey, key_at(r.mem[0] + piece * 16 * MIB));
+	}
 	CHECK_EQ(stats_of(&r).register_threads, 2);
 	finish(&r);
 }
 
-/* 0 register threads: one per online CPU, at most 8 (as many pieces,
- * with chunks enough). */
+/* 0 register threads: one per online CPU, at most 8 (with pieces enough:
+ * 8 chunks of 16 MiB are 8 pieces). */
 TEST(register_threads_zero_is_one_per_cpu)
 {
-	static const uint64_t len = 16 * MIB;
+	static const uint64_t len = 128 * MIB;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned want = cpus < 1 ? 1 : cpus > 8 ? 8 : (unsigned)cpus;
 	struct run r;
 
-	CHECK_OK(start(&r, &len, 1, 0, true));
+	CHECK_OK(start(&r, &len, 1, 16 * MIB, true));
 	CHECK_OK(rdmig_source_set_register_threads(r.s, 0));
 	CHECK_OK(rdmig_source_setup(r.s));
-	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), want);
+	CHECK_OK(rdmig_source_write(r.s, 0, len - MIB, MIB)); /* waits for the last piece */
+	CHECK_OK(rdmig_source_end_iteration(r.s));
 	CHECK_EQ(stats_of(&r).register_threads, want);
 	finish(&r);
 }
 
-/* PIN_ALL merges writes across chunks, but not across pieces: with one
- * chunk per piece, two contiguous MiB are two writes with two keys. */
+/* PIN_ALL merges writes across chunks, but not across pieces: the MiB
+ * before a piece's border and the MiB after it are two writes, two keys. */
 TEST(register_threads_pin_all_merge_stops_at_pieces)
 {
-	static const uint64_t len = 2 * MIB;
+	static const uint64_t len = 32 * MIB;
 	struct run r;
 
 	CHECK_OK(start(&r, &len, 1, 0, true));
-	CHECK_OK(rdmig_source_set_register_threads(r.s, 4)); /* 2 chunks: 2 pieces */
+	CHECK_OK(rdmig_source_set_register_threads(r.s, 4)); /* 2 pieces of 16 MiB */
 	CHECK_OK(rdmig_source_setup(r.s));
-	CHECK_OK(rdmig_source_write(r.s, 0, 0, MIB));
-	CHECK_OK(rdmig_source_write(r.s, 0, MIB, MIB));
+	CHECK_OK(rdmig_source_write(r.s, 0, 15 * MIB, MIB));
+	CHECK_OK(rdmig_source_write(r.s, 0, 16 * MIB, MIB));
 	CHECK_OK(rdmig_source_end_iteration(r.s));
 	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 2);
 	CHECK_EQ(count(EV_WRITE, RDMIG_MSG_NONE), 2);
 	CHECK_EQ(nth_write(0)->lkey, key_at(r.mem[0]));
-	CHECK_EQ(nth_write(1)->lkey, key_at(r.mem[0] + MIB));
+	CHECK_EQ(nth_write(1)->lkey, key_at(r.mem[0] + 16 * MIB));
 	CHECK(nth_write(0)->lkey != nth_write(1)->lkey);
 	finish(&r);
 }
 
-/* A piece that cannot be registered fails PIN_ALL's setup, and the
- * pieces that were registered are released (finish checks). */
+/* Under PIN_ALL a piece that cannot be registered fails the write that
+ * needs it, and the pieces that were registered are released (finish
+ * checks).  Which piece fails is the threads' order: the whole block is
+ * written, so some write needs it. */
 TEST(register_threads_pin_all_failure_releases_pieces)
 {
-	static const uint64_t len = 4 * MIB;
+	static const uint64_t len = 64 * MIB;
 	struct run r;
 
-	CHECK_OK(start(&r, &len, 1, 0, true));
+	CHECK_OK(start(&r, &len, 1, 16 * MIB, true));
 	CHECK_OK(rdmig_source_set_register_threads(r.s, 4));
 	fd.fail_reg_at = 3;
-	CHECK(rdmig_source_setup(r.s) < 0);
-	CHECK_EQ(count(EV_REG, RDMIG_MSG_NONE), 4);
-	CHECK_EQ(count(EV_DEREG, RDMIG_MSG_NONE), 3);
+	CHECK_OK(rdmig_source_setup(r.s));
+	CHECK(write_block_by_mib(&r, len) < 0);
+	CHECK(count(EV_REG, RDMIG_MSG_NONE) >= 3);
 	CHECK(strstr(rdmig_source_errmsg(r.s), "cannot register source block") != NULL);
 	finish(&r);
 }
