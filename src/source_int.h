@@ -4,8 +4,9 @@
  * state and the functions each layer offers the one above it.  The layers,
  * from the top (each calls only down): source.c (lifecycle, setup, stream,
  * iterations), source_write.c (the write queue), source_register.c
- * (control messages and registrations), source_pin.c (blocks pinned
- * whole).  Not installed.
+ * (control messages, REGISTER_REQUEST and its reply), source_pin.c (our
+ * own memory registered: chunks, or blocks whole in pieces ahead of the
+ * writes).  Not installed.
  */
 #ifndef RDMIG_SOURCE_INT_H
 #define RDMIG_SOURCE_INT_H
@@ -88,7 +89,6 @@ int rdmig__src_flush_pending(struct rdmig_source *s, bool last);
 /* source_register.c */
 int rdmig__src_control_send(struct rdmig_source *s, const struct rdmig_msg *msg);
 int rdmig__src_control_request(struct rdmig_source *s, const struct rdmig_msg *msg);
-int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk);
 int rdmig__src_ask_register(struct rdmig_source *s, uint32_t bi, uint64_t offset);
 int rdmig__src_take_register_result(struct rdmig_source *s, uint32_t bi, uint64_t offset,
 				    bool ahead);
@@ -102,9 +102,9 @@ int rdmig__src_register_blocks_whole(struct rdmig_source *s);
  * under PIN_ALL and, with pin-local, the chunk registered on its own. */
 int rdmig__src_local_key(struct rdmig_source *s, struct src_block *b, uint32_t chunk,
 			 uint32_t *lkey);
-/* Whether chunk's piece failed to pin (without waiting for it). */
-bool rdmig__src_piece_failed(const struct rdmig_source *s, const struct src_block *b,
-			     uint32_t chunk);
+/* Our own chunk registered on its own (dynamic registration), unless a
+ * piece covers it. */
+int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk);
 /* The pinner's registration time and chunks, added to st. */
 void rdmig__src_pin_stats(const struct rdmig_source *s, struct rdmig_engine_stats *st);
 /* Stop and join the pinning threads (before the pieces are released). */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * source_pin.c - the source's blocks registered whole (PIN_ALL, or
- * rdmig_source_set_pin_local), in pieces of whole chunks pinned on threads
- * (rdmig_source_set_register_threads) ahead of the writes.
+ * source_pin.c - the source's own memory registered: chunk by chunk
+ * (dynamic registration), or its blocks whole (PIN_ALL, or
+ * rdmig_source_set_pin_local) in pieces of whole chunks pinned on threads
+ * (rdmig_source_set_register_threads) ahead of the writes.  The bottom of
+ * the source: it calls only the engine and its seam.
  *
  * Pinning costs per page, and one ibv_reg_mr pins its pages one after the
  * other: n threads pin n pieces at once.  They start at setup, while the
@@ -181,6 +183,43 @@ static struct engine_mr *await_piece(struct rdmig_source *s, const struct src_bl
 	return state == PIECE_READY ? mr : NULL;
 }
 
+/* Whether chunk's piece failed to pin (without waiting for it). */
+static bool piece_failed(const struct rdmig_source *s, const struct src_block *b, uint32_t chunk)
+{
+	struct pinner *p = s->pinner;
+	bool failed;
+
+	if (!b->piece_mr || !p)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	failed = p->jobs[b->first_job + chunk / b->piece_chunks].state == PIECE_FAILED;
+	pthread_mutex_unlock(&p->lock);
+	return failed;
+}
+
+/* Source memory is only read by the HCA: no access flags beyond local read,
+ * which also lets read-only file mappings be registered. */
+static struct engine_mr *register_local(struct rdmig_source *s, void *addr, uint64_t len)
+{
+	return rdmig__engine_reg_timed(&s->io, addr, len, ENGINE_ACCESS_LOCAL_READ,
+				       &s->st.register_seconds);
+}
+
+int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk)
+{
+	uint64_t start = (uint64_t)chunk << s->shift;
+	uint64_t len = engine_chunk_len(b->length, chunk, s->shift);
+
+	/* a piece covers it, or will: no MR of its own (a failed one's do) */
+	if (b->local_mr[chunk] || (b->piece_mr && !piece_failed(s, b, chunk)))
+		return 0;
+	b->local_mr[chunk] = register_local(s, b->host + start, len);
+	if (!b->local_mr[chunk])
+		return rdmig__engine_reg_failed(&s->io, "source chunk", b->name, len);
+	s->st.chunks_registered++;
+	return 0;
+}
+
 int rdmig__src_local_key(struct rdmig_source *s, struct src_block *b, uint32_t chunk,
 			 uint32_t *lkey)
 {
@@ -209,20 +248,6 @@ int rdmig__src_local_key(struct rdmig_source *s, struct src_block *b, uint32_t c
 		return ret;
 	*lkey = b->local_mr[chunk]->lkey;
 	return 0;
-}
-
-bool rdmig__src_piece_failed(const struct rdmig_source *s, const struct src_block *b,
-			     uint32_t chunk)
-{
-	struct pinner *p = s->pinner;
-	bool failed;
-
-	if (!b->piece_mr || !p)
-		return false;
-	pthread_mutex_lock(&p->lock);
-	failed = p->jobs[b->first_job + chunk / b->piece_chunks].state == PIECE_FAILED;
-	pthread_mutex_unlock(&p->lock);
-	return failed;
 }
 
 void rdmig__src_pin_stats(const struct rdmig_source *s, struct rdmig_engine_stats *st)

@@ -45,28 +45,6 @@ int rdmig__src_control_request(struct rdmig_source *s, const struct rdmig_msg *m
 	return control_post(s, msg, s->io.ops->request_send);
 }
 
-/* Source memory is only read by the HCA: no access flags beyond local read,
- * which also lets read-only file mappings be registered. */
-static struct engine_mr *register_local(struct rdmig_source *s, void *addr, uint64_t len)
-{
-	return rdmig__engine_reg_timed(&s->io, addr, len, ENGINE_ACCESS_LOCAL_READ,
-				       &s->st.register_seconds);
-}
-
-int rdmig__src_register_local_chunk(struct rdmig_source *s, struct src_block *b, uint32_t chunk)
-{
-	uint64_t start = (uint64_t)chunk << s->shift;
-	uint64_t len = engine_chunk_len(b->length, chunk, s->shift);
-
-	if (b->local_mr[chunk] || (b->piece_mr && !rdmig__src_piece_failed(s, b, chunk)))
-		return 0;
-	b->local_mr[chunk] = register_local(s, b->host + start, len);
-	if (!b->local_mr[chunk])
-		return rdmig__engine_reg_failed(&s->io, "source chunk", b->name, len);
-	s->st.chunks_registered++;
-	return 0;
-}
-
 /* REGISTER_REQUEST for the chunk at OFFSET of block BI; our own chunk is
  * registered while the destination works on it.  The reply is taken by
  * rdmig__src_take_register_result, and no other control message may go in between. */
