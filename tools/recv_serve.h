@@ -99,4 +99,8 @@ void status_close(struct serve *sv);
  * then STATUS= lines; STOPPING=1 when draining.  Nothing without it. */
 void serve_notify(struct serve *sv, const char *state);
 
+/* serve_options.c: parse recv --serve's command line into sv (its
+ * defaults first); 1 after --help, a usage error's status, or 0. */
+int serve_parse_args(int argc, char **argv, struct serve *sv);
+
 #endif
