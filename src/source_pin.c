@@ -18,6 +18,7 @@
  * piece's border).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,9 @@ enum { PIECE_PENDING, PIECE_READY, PIECE_FAILED };
 
 struct pin_job {
 	uint32_t block, piece;
-	int state; /* PIECE_*, under the pinner's lock */
+	/* PIECE_*, changed under the pinner's lock; read without it once
+	 * READY (its MR was stored before), the writes' common case */
+	atomic_int state;
 	int err;   /* errno of a failed registration */
 };
 
@@ -85,7 +88,8 @@ static void *pin_worker(void *arg)
 			p->chunks += (len + (1ull << p->s->shift) - 1) >> p->s->shift;
 		b->piece_mr[j->piece] = mr;
 		j->err = err;
-		j->state = mr ? PIECE_READY : PIECE_FAILED;
+		atomic_store_explicit(&j->state, mr ? PIECE_READY : PIECE_FAILED,
+				      memory_order_release);
 		pthread_cond_broadcast(&p->changed);
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -171,6 +175,9 @@ static struct engine_mr *await_piece(struct rdmig_source *s, const struct src_bl
 	struct engine_mr *mr;
 	int state, err;
 
+	/* pinned already: no lock on the path of every write */
+	if (atomic_load_explicit(&j->state, memory_order_acquire) == PIECE_READY)
+		return b->piece_mr[chunk / b->piece_chunks];
 	pthread_mutex_lock(&p->lock);
 	while (j->state == PIECE_PENDING)
 		pthread_cond_wait(&p->changed, &p->lock);
