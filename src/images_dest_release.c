@@ -27,7 +27,7 @@ int rdmig__idest_release_init(struct rdmig_images_dest *d)
 	if (!r->done)
 		return RDMIG_ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t chunks = (d->ps.blocks[i].length + (1ull << r->shift) - 1) >> r->shift;
+		uint64_t chunks = rdmig_chunk_count(d->ps.blocks[i].length, 1ull << r->shift);
 
 		r->cap += chunks;
 		if (chunks && !(r->done[i] = calloc(chunks, sizeof(**r->done))))
@@ -60,7 +60,7 @@ void rdmig__idest_span_done(struct rdmig_images_dest *d, uint32_t block, uint64_
 		uint64_t cstart = c << r->shift, cend = cstart + (1ull << r->shift);
 		uint64_t from = offset > cstart ? offset : cstart;
 		uint64_t to = end < cend ? end : cend;
-		uint64_t clen = (cend < length ? cend : length) - cstart;
+		uint64_t clen = rdmig_chunk_len(length, c, 1ull << r->shift);
 		uint64_t before = atomic_fetch_add(&r->done[block][c], to - from);
 
 		/* exactly once, however many times a span might come */
@@ -83,9 +83,7 @@ void rdmig__idest_release_queued(struct rdmig_images_dest *d)
 	for (size_t i = r->chunks_seen; i < n; i++) {
 		uint32_t block = (uint32_t)(r->queue[i] >> 32);
 		uint64_t c = r->queue[i] & 0xffffffffu, start = c << r->shift;
-		uint64_t length = d->ps.blocks[block].length;
-		uint64_t len = (start + (1ull << r->shift) < length ? 1ull << r->shift
-								   : length - start);
+		uint64_t len = rdmig_chunk_len(d->ps.blocks[block].length, c, 1ull << r->shift);
 
 		if (rdmig__dest_release_chunk(d->engine, block, (uint32_t)c) == 1 &&
 		    !madvise(d->mem[block] + start, (size_t)len, MADV_DONTNEED)) {
