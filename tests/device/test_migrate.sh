@@ -272,6 +272,9 @@ case_shapes() {
 		check "REGISTER round trips happened" [ "$(json_num "$json" register_requests)" -gt 0 ]
 	fi
 	check "zero pages were skipped" [ "$(json_num "$json" bytes_skipped_zero)" -gt 0 ]
+	[ "$mode" = pin_all ] &&
+		check "pin-all: recv keeps its blocks registered whole, gives nothing back" \
+			[ "$(json_num "$WORK/shapes.recv.json" bytes_released)" = 0 ]
 	check "the empty block has an empty output" empty_file "$out/empty.bin.img"
 	check "one iteration on both sides" both_equal 1 "$(json_num "$json" iterations)" \
 		"$(json_num "$WORK/shapes.recv.json" iterations)"
@@ -310,6 +313,12 @@ case_large() {
 	check "send pinned its file whole on $want threads: $(grep -o '"register_threads": [0-9]*' "$WORK/large.send.json")" \
 		eval 'grep -q "\"pin_local\": true" "$WORK/large.send.json" &&
 		      [ "$(json_num "$WORK/large.send.json" register_threads)" = "$want" ]'
+	# dynamic registration: recv drops each chunk once its spans are in the
+	# image, while the transfer goes (bytes_released, rdmig_images(3))
+	local released
+	released=$(json_num "$WORK/large.recv.json" bytes_released)
+	check "recv gave back chunks during the transfer ($released of $((mib << 20)) bytes)" \
+		[ "${released:-0}" -gt 0 -a "${released:-0}" -le $((mib << 20)) ]
 }
 
 # The IPv6 link-local address of DEVICE's netdev, with its scope.
