@@ -30,7 +30,7 @@ wire)
 	;;
 dest)
 	# the destination engine over a fake of its seam (engine_io.h)
-	direct_srcs="src/dest.c src/dest_serve.c src/dest_zranges.c src/dest_events.c src/clock.c src/engine.c src/wire.c src/error.c src/log.c src/opts.c
+	direct_srcs="src/dest.c src/dest_serve.c src/dest_zranges.c src/dest_events.c src/dest_step.c src/clock.c src/engine.c src/wire.c src/error.c src/log.c src/opts.c
 		tests/fuzz/fuzz_dest.c tests/fuzz/fake_io.c"
 	max_len=8192 # room for a few hundred records
 	;;
@@ -60,7 +60,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 if [ "${RDMIG_FUZZ_DIRECT:-0}" = 1 ]; then
 	mkdir -p "$build/tests"
 	# shellcheck disable=SC2086 # the source list is meant to split
-	clang -std=c11 -D_GNU_SOURCE -g -O1 $san -fsanitize=fuzzer -Iinclude -Isrc -Istream -Itests/fuzz \
+	clang -std=c11 -D_GNU_SOURCE -g -O1 $san -fsanitize=fuzzer -Iinclude -Istream/include -Isrc -Istream -Itests/fuzz \
 		$direct_srcs -o "$bin"
 else
 	mkdir -p "$build"
