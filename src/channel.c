@@ -31,7 +31,7 @@ static bool recv_done(const struct rdmig_conn *c, const void *arg)
 
 static bool send_buf_free(const struct rdmig_conn *c, const void *arg)
 {
-	return c->sq_completed >= c->send_buf_seq;
+	return rdmig__sq_completed(c->sq) >= c->send_buf_seq;
 }
 
 /* A post fails when the QP went to the error state before its completions
@@ -221,7 +221,7 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 		return ret;
 	rdmig_encode_header(&h, buf);
 	if (inl) {
-		signaled = c->signal_next || rdmig__conn_sq_signal_due(c);
+		signaled = c->signal_next || rdmig__sq_signal_due(c->sq);
 		inline_sge(&sge, buf, m);
 		wr.send_flags = IBV_SEND_INLINE | (signaled ? IBV_SEND_SIGNALED : 0);
 		wr.wr_id = wrid_make(WRID_SEND_INLINE, 0, 0);
@@ -242,7 +242,7 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (%s, %u bytes, %s): %s%s",
 				   rdmig_msg_type_name(m->type), bytes, inl ? "inline" : "copied",
 				   strerror(ret), rdmig__conn_qp_state_hint(c));
-	seq = rdmig__conn_sq_record(c, signaled);
+	seq = rdmig__sq_record(c->sq, signaled, 0);
 	c->signal_next = false;
 	if (!inl)
 		c->send_buf_seq = seq;
@@ -435,13 +435,13 @@ int rdmig_reply(struct rdmig_conn *c, const struct rdmig_msg *msg)
 static bool sends_done(const struct rdmig_conn *c, const void *arg)
 {
 	(void)arg;
-	return conn_sq_outstanding(c) == 0;
+	return rdmig__sq_outstanding(c->sq) == 0;
 }
 
-/* Done, or some send completed since *arg (sq_completed then). */
+/* Done, or some send completed since *arg (the ledger's completed then). */
 static bool sends_done_or_moved(const struct rdmig_conn *c, const void *arg)
 {
-	return sends_done(c, NULL) || c->sq_completed != *(const uint64_t *)arg;
+	return sends_done(c, NULL) || rdmig__sq_completed(c->sq) != *(const uint64_t *)arg;
 }
 
 /* Unsignaled WRs complete only with a later signaled one: when the newest
@@ -463,7 +463,7 @@ int rdmig__conn_post_flush(struct rdmig_conn *c)
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (flush): %s%s",
 				   strerror(ret), rdmig__conn_qp_state_hint(c));
-	rdmig__conn_sq_record(c, true);
+	rdmig__sq_record(c->sq, true, 0);
 	return 0;
 }
 
@@ -472,9 +472,9 @@ int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
 	int saved_timeout = c->opts.timeout_ms;
 	int ret = 0;
 
-	if (!c->established || c->disconnected || !conn_sq_outstanding(c))
+	if (!c->established || c->disconnected || !rdmig__sq_outstanding(c->sq))
 		return 0;
-	if (c->last_signaled != c->sq_posted) {
+	if (rdmig__sq_tail_unsignaled(c->sq)) {
 		ret = rdmig__conn_sq_wait_room(c);
 		if (!ret)
 			ret = rdmig__conn_post_flush(c);
@@ -488,7 +488,7 @@ int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
 	 * than one timeout to drain a send queue full of chunk writes that
 	 * all complete in the end. */
 	do {
-		uint64_t seen = c->sq_completed;
+		uint64_t seen = rdmig__sq_completed(c->sq);
 
 		ret = rdmig__conn_wait(c, sends_done_or_moved, &seen, "the last sends to complete");
 	} while (!ret && !sends_done(c, NULL));

@@ -21,69 +21,20 @@
  * (docs/reliability.md, "Slow paths and --timeout").
  *
  * So the window holds what the path carries in a quarter of the timeout,
- * at the rate its writes completed over the last WINDOW_MEASURE_MS, and at
- * least WINDOW_MIN; one WR carries at most a quarter of the window.  A
- * path that moves 4 MiB/s or more (every RDMA device at work) soon gets a
+ * at the rate its writes completed over the last 100 ms, and at least
+ * 4 MiB; one WR carries at most a quarter of the window, and a write is
+ * signaled when a quarter of the window went since the last signaled WR,
+ * so that the window always holds one whose completion frees it.  A path
+ * that moves 4 MiB/s or more (every RDMA device at work) soon gets a
  * window of tens of MiB or more at a 10 s timeout, and its writes go
  * uncut as before; a slow one keeps 4 MiB queued, which reaches the
  * destination within 4 MiB / its rate.  Without a timeout nothing is
- * bounded.
+ * bounded.  The send queue's ledger keeps the window (send_queue.c); this
+ * file cuts and posts the writes within it.
  */
-#define WINDOW_MIN (4ull << 20)
-#define WINDOW_MAX (1ull << 40)
-#define WINDOW_MEASURE_MS 100
-
-/* Size the window by the rate of the last measure: what completed since
- * the mark, over the time since.  Time with an empty queue counts too, so
- * a source busy elsewhere shrinks its window: the safe direction. */
-static void size_write_window(struct rdmig_conn *c)
-{
-	int64_t now = rdmig__now_ms(), elapsed;
-	uint64_t per_quarter;
-
-	if (c->opts.timeout_ms <= 0) {
-		c->write_window = WINDOW_MAX;
-		return;
-	}
-	if (!c->window_mark_ms || !c->write_window) {
-		c->write_window = WINDOW_MIN;
-		c->window_mark_ms = now;
-		c->window_mark_bytes = c->sq_bytes_done;
-		return;
-	}
-	elapsed = now - c->window_mark_ms;
-	if (elapsed < WINDOW_MEASURE_MS)
-		return;
-	per_quarter = (c->sq_bytes_done - c->window_mark_bytes) / (uint64_t)elapsed *
-		      (uint64_t)(c->opts.timeout_ms / 4);
-	c->write_window = per_quarter < WINDOW_MIN ? WINDOW_MIN :
-			  per_quarter > WINDOW_MAX ? WINDOW_MAX : per_quarter;
-	c->window_mark_ms = now;
-	c->window_mark_bytes = c->sq_bytes_done;
-}
-
-static uint32_t write_piece_max(const struct rdmig_conn *c)
-{
-	uint64_t quarter = c->write_window / 4;
-
-	return quarter > UINT32_MAX ? UINT32_MAX : (uint32_t)quarter;
-}
-
 static bool write_window_room(const struct rdmig_conn *c, const void *arg)
 {
-	const uint32_t *len = arg;
-	uint64_t queued = c->sq_bytes_posted - c->sq_bytes_done;
-
-	return queued == 0 || queued + *len <= c->write_window;
-}
-
-/* A write is signaled when asked, when the send queue needs one, or when a
- * quarter of the window went since the last signaled WR: the window then
- * always holds a signaled write whose completion frees it. */
-static bool write_signaled(const struct rdmig_conn *c, bool force, uint32_t len)
-{
-	return force || rdmig__conn_sq_signal_due(c) ||
-	       c->sq_bytes_posted + len - c->bytes_at_last_signal >= write_piece_max(c);
+	return rdmig__sq_window_room(c->sq, *(const uint32_t *)arg);
 }
 
 /* Wait until len more bytes fit the window.  The window may have shrunk
@@ -93,7 +44,7 @@ static int wait_window_room(struct rdmig_conn *c, uint32_t len)
 {
 	int ret = 0;
 
-	if (c->last_signaled != c->sq_posted) {
+	if (rdmig__sq_tail_unsignaled(c->sq)) {
 		ret = rdmig__conn_sq_wait_room(c);
 		if (!ret)
 			ret = rdmig__conn_post_flush(c);
@@ -116,21 +67,21 @@ static int post_write_piece(struct rdmig_conn *c, const void *local, uint32_t le
 	bool signaled;
 	int ret = rdmig__conn_sq_wait_room(c);
 
-	if (!ret && !write_window_room(c, &len))
+	if (!ret && !rdmig__sq_window_room(c->sq, len))
 		ret = wait_window_room(c, len);
 	if (ret)
 		return ret;
 	if (c->disconnected)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
 				   "cannot write: the peer disconnected (%s)", c->disconnect_reason);
-	signaled = write_signaled(c, force_signal, len);
+	signaled = force_signal || rdmig__sq_window_signal_due(c->sq, len);
 	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
 	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret),
 				   "ibv_post_send (RDMA WRITE of %u bytes to 0x%llx): %s%s", len,
 				   (unsigned long long)remote, strerror(ret), rdmig__conn_qp_state_hint(c));
-	rdmig__conn_sq_record_write(c, signaled, len);
+	rdmig__sq_record(c->sq, signaled, len);
 	*signaled_any |= signaled;
 	return 0;
 }
@@ -146,9 +97,9 @@ int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len
 	bool signaled = false;
 	int ret = 0;
 
-	size_write_window(c);
+	rdmig__sq_window_measure(c->sq, c->opts.timeout_ms, rdmig__now_ms());
 	do {
-		uint32_t piece_max = write_piece_max(c), piece = len > piece_max ? piece_max : len;
+		uint32_t piece_max = rdmig__sq_window_piece_max(c->sq), piece = len > piece_max ? piece_max : len;
 
 		len -= piece;
 		ret = post_write_piece(c, at, piece, lkey, remote, rkey, force_signal && !len, wr_id,

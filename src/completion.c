@@ -83,45 +83,10 @@ static int completion_failed(struct rdmig_conn *c, const struct ibv_wc *wc)
 			   wrid_kind_name(k), ibv_wc_status_str(wc->status), wc->vendor_err);
 }
 
-/* A signaled send-side WR completed: it and all before it are done. */
-static void dispatch_send(struct rdmig_conn *c)
-{
-	if (!c->sig_count)
-		return; /* cannot happen: only signaled WRs complete successfully */
-	c->sq_completed = c->sig_ring[c->sig_head].seq;
-	c->sq_bytes_done = c->sig_ring[c->sig_head].bytes;
-	c->sig_head = (c->sig_head + 1) % c->opts.max_send_wr;
-	c->sig_count--;
-}
-
-bool rdmig__conn_sq_signal_due(const struct rdmig_conn *c)
-{
-	return c->sq_posted + 1 - c->last_signaled >= c->opts.max_send_wr / 4;
-}
-
-uint64_t rdmig__conn_sq_record_write(struct rdmig_conn *c, bool signaled, uint32_t bytes)
-{
-	uint64_t seq = ++c->sq_posted;
-
-	c->sq_bytes_posted += bytes;
-	if (signaled) {
-		c->sig_ring[(c->sig_head + c->sig_count) % c->opts.max_send_wr] =
-			(struct sig_mark){.seq = seq, .bytes = c->sq_bytes_posted};
-		c->sig_count++;
-		c->last_signaled = seq;
-		c->bytes_at_last_signal = c->sq_bytes_posted;
-	}
-	return seq;
-}
-
-uint64_t rdmig__conn_sq_record(struct rdmig_conn *c, bool signaled)
-{
-	return rdmig__conn_sq_record_write(c, signaled, 0);
-}
-
 static bool sq_has_room(const struct rdmig_conn *c, const void *arg)
 {
-	return conn_sq_outstanding(c) < c->opts.max_send_wr;
+	(void)arg;
+	return rdmig__sq_has_room(c->sq);
 }
 
 int rdmig__conn_sq_wait_room(struct rdmig_conn *c)
@@ -149,7 +114,7 @@ static int dispatch(struct rdmig_conn *c, const struct ibv_wc *wc)
 	case WRID_SEND_INLINE:
 	case WRID_WRITE:
 	case WRID_FLUSH:
-		dispatch_send(c);
+		rdmig__sq_signaled_done(c->sq);
 		return 0;
 	case WRID_RECV_READY:
 		dispatch_recv(c, SLOT_READY, wc->byte_len);
@@ -259,12 +224,13 @@ static int take_cm_events(struct rdmig_conn *c)
 
 int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending)
 {
-	uint64_t completed = c->sq_completed;
+	uint64_t completed;
 	int ret;
 
 	*pending = false;
 	if (!c->ec || !c->send_cq || !c->recv_cq)
 		return 0; /* not connected yet: no channel can have news */
+	completed = rdmig__sq_completed(c->sq);
 	/* Old channel events would keep the fd readable for nothing. */
 	drain_channel(c->send_cc);
 	drain_channel(c->recv_cc);
@@ -275,7 +241,7 @@ int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending)
 	if (!ret)
 		ret = rdmig__conn_reap(c);
 	*pending = c->disconnected || c->recv[SLOT_READY].done || c->recv[SLOT_DATA].done ||
-		   c->sq_completed != completed;
+		   rdmig__sq_completed(c->sq) != completed;
 	return ret;
 }
 

@@ -17,6 +17,7 @@
 #include "opts.h"
 #include "rdmig.h"
 #include "conn_session.h" /* the part of the transport sessions see */
+#include "send_queue.h"
 
 /* The engines (engine.h) reach a connection only through engine_io.h. */
 #ifdef RDMIG_ENGINE_H
@@ -79,40 +80,13 @@ struct rdmig_conn {
 	struct rdmig_caps caps;
 	uint32_t cap_version; /* what the source sends: 1 (tests send others) */
 
-	/*
-	 * Send-queue accounting (completion.c).  Every posted send-side WR
-	 * (control send or RDMA write) takes the next sequence number.  Only
-	 * some are signaled; an RC send queue completes in order, so when a
-	 * signaled WR completes, it and every WR posted before it are done.
-	 * sig_ring holds the sequence numbers of signaled WRs in flight.
-	 *
-	 *   posted:    1  2  3  4  5  6  7        outstanding = posted - completed
-	 *   signaled:        *        *
-	 *   completion of 3  ->  completed = 3 (1, 2 were unsignaled)
-	 *
-	 * The bytes of RDMA WRITEs are counted the same way (sq_bytes_posted,
-	 * sq_bytes_done, and each signaled WR's mark in sig_ring), so that
-	 * rdmig__conn_post_write can bound the bytes queued ahead of the next
-	 * control message (the write window, channel.c).
-	 */
 	struct recv_slot recv[2]; /* SLOT_READY, SLOT_DATA */
-	uint64_t sq_posted, sq_completed;
-	uint64_t last_signaled; /* sequence of the newest signaled WR */
+	/* the send queue's ledger and write window (send_queue.h): what is
+	 * posted, signaled and done; created with the QP's resources */
+	struct rdmig_sq *sq;
 	bool signal_next;       /* the next control send is signaled, due or not */
-	struct sig_mark {
-		uint64_t seq;   /* the signaled WR's sequence number */
-		uint64_t bytes; /* sq_bytes_posted once it was posted */
-	} *sig_ring;            /* max_send_wr entries */
-	uint64_t sq_bytes_posted, sq_bytes_done;
-	uint64_t bytes_at_last_signal; /* sq_bytes_posted at the newest signaled WR */
-	/* the write window (channel.c): its size, and the mark its rate is
-	 * measured from */
-	uint64_t write_window;
-	int64_t window_mark_ms;
-	uint64_t window_mark_bytes;
-	uint32_t sig_head, sig_count;
 	uint64_t send_buf_seq; /* sequence of the last copied control send */
-	uint64_t writes_signaled;
+	uint64_t writes_signaled; /* the caller's writes with a signaled piece */
 
 	/* credit flow (channel.c) */
 	bool ready_owed; /* a READY must arrive before the next send */
@@ -199,18 +173,6 @@ void rdmig__conn_fd_close(struct rdmig_conn *c);
  * the fd).  Error: the connection failed (errmsg). */
 int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending);
 
-static inline uint64_t conn_sq_outstanding(const struct rdmig_conn *c)
-{
-	return c->sq_posted - c->sq_completed;
-}
-
-/* completion.c: whether the next send-side WR must be signaled so that no
- * window of max_send_wr/4 WRs goes without one (the queue can then always
- * drain); and recording a posted WR, which returns its sequence number
- * (rdmig__conn_sq_record_write: an RDMA WRITE of `bytes`). */
-bool rdmig__conn_sq_signal_due(const struct rdmig_conn *c);
-uint64_t rdmig__conn_sq_record(struct rdmig_conn *c, bool signaled);
-uint64_t rdmig__conn_sq_record_write(struct rdmig_conn *c, bool signaled, uint32_t bytes);
 /* completion.c: wait until the send queue has room for one more WR. */
 int rdmig__conn_sq_wait_room(struct rdmig_conn *c);
 

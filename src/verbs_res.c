@@ -189,9 +189,10 @@ int rdmig__conn_res_create(struct rdmig_conn *c)
 	int cqe = (int)c->opts.max_send_wr * 2;
 	int ret;
 
-	c->sig_ring = calloc(c->opts.max_send_wr, sizeof(*c->sig_ring));
-	if (!c->sig_ring)
-		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM, "cannot allocate the send ring");
+	c->sq = rdmig__sq_create(c->opts.max_send_wr);
+	if (!c->sq)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM,
+				   "cannot allocate the send queue's ledger");
 
 	c->pd = ibv_alloc_pd(c->id->verbs);
 	if (!c->pd)
@@ -226,8 +227,8 @@ void rdmig__conn_res_destroy(struct rdmig_conn *c)
 		ibv_destroy_comp_channel(c->recv_cc);
 	if (c->pd)
 		ibv_dealloc_pd(c->pd);
-	free(c->sig_ring);
-	c->sig_ring = NULL;
+	rdmig__sq_destroy(c->sq);
+	c->sq = NULL;
 	c->buf_mr = NULL;
 	c->bufs = NULL;
 	c->send_cq = c->recv_cq = NULL;

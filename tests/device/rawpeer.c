@@ -28,7 +28,7 @@ size_t raw_frame(uint8_t *out, uint32_t type, uint32_t repeat, uint32_t len, con
 
 static bool sent(const struct rdmig_conn *c, const void *arg)
 {
-	return c->sq_completed >= *(const uint64_t *)arg;
+	return rdmig__sq_completed(c->sq) >= *(const uint64_t *)arg;
 }
 
 /* Post one signaled WR from a buffer of our own (any size, even beyond a
@@ -56,7 +56,7 @@ static int post_and_wait(struct rdmig_conn *c, struct ibv_send_wr *wr, void *buf
 					  strerror(err));
 	}
 	if (!ret) {
-		seq = rdmig__conn_sq_record(c, true);
+		seq = rdmig__sq_record(c->sq, true, 0);
 		ret = rdmig__conn_wait(c, sent, &seq, "a raw work request");
 	}
 	ibv_dereg_mr(mr);

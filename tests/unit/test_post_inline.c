@@ -93,8 +93,8 @@ static struct rdmig_conn *fake_conn(uint32_t granted)
 	c->id = &env.id;
 	c->established = true;
 	c->bufs = calloc(SLOT_COUNT, RDMIG_CONTROL_BUFFER);
-	c->sig_ring = calloc(c->opts.max_send_wr, sizeof(*c->sig_ring));
-	if (!c->bufs || !c->sig_ring)
+	c->sq = rdmig__sq_create(c->opts.max_send_wr);
+	if (!c->bufs || !c->sq)
 		abort();
 	c->buf_mr = &env.mr;
 	c->inl.granted = c->inline_max = granted;
@@ -104,7 +104,7 @@ static struct rdmig_conn *fake_conn(uint32_t granted)
 static void free_conn(struct rdmig_conn *c)
 {
 	free(c->bufs);
-	free(c->sig_ring);
+	rdmig__sq_destroy(c->sq);
 	free(c);
 }
 
@@ -113,8 +113,9 @@ static int post(struct rdmig_conn *c, const struct rdmig_msg *m)
 {
 	int ret = rdmig_reply(c, m);
 
-	c->sq_completed = c->sq_posted;
-	c->sig_count = 0;
+	/* every signaled WR completes, and with it all before it */
+	for (uint32_t i = 0; i < c->opts.max_send_wr; i++)
+		rdmig__sq_signaled_done(c->sq);
 	return ret;
 }
 
