@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "conn.h"
+#include "admission.h"
 
 struct rdmig_admission {
 	pthread_mutex_t lock;
@@ -137,8 +137,8 @@ static int fits(const struct rdmig_admission *a, const struct rdmig_admission_as
 	return 0;
 }
 
-int rdmig_conn_reserve(struct rdmig_conn *c, const struct rdmig_admission_ask *ask, char *why,
-		       size_t whylen)
+int rdmig__admission_reserve(struct rdmig_admission_hold *h, const struct rdmig_admission_ask *ask,
+			     char *why, size_t whylen)
 {
 	struct rdmig_admission_ask one = {0};
 	struct rdmig_admission *a;
@@ -146,9 +146,9 @@ int rdmig_conn_reserve(struct rdmig_conn *c, const struct rdmig_admission_ask *a
 
 	if (why && whylen)
 		why[0] = '\0';
-	if (!c || !ask || !sized(ask->size, sizeof(*ask)))
+	if (!h || !ask || !sized(ask->size, sizeof(*ask)))
 		return RDMIG_EINVAL;
-	if (!(a = c->adm)) {
+	if (!(a = h->adm)) {
 		if (why && whylen)
 			snprintf(why, whylen, "the connection has no admission");
 		return RDMIG_ESTATE;
@@ -163,27 +163,32 @@ int rdmig_conn_reserve(struct rdmig_conn *c, const struct rdmig_admission_ask *a
 		raise_peak(&a->use.peak_bytes, a->use.bytes);
 		raise_peak(&a->use.peak_pinned, a->use.pinned);
 		raise_peak(&a->use.peak_files, a->use.files);
-		c->held.bytes += one.bytes;
-		c->held.pinned += one.pinned;
-		c->held.files += one.files;
+		h->held.bytes += one.bytes;
+		h->held.pinned += one.pinned;
+		h->held.files += one.files;
 	}
 	pthread_mutex_unlock(&a->lock);
 	return ret;
 }
 
-void rdmig__admission_leave(struct rdmig_conn *c)
+void rdmig__admission_hold_slot(struct rdmig_admission_hold *h, struct rdmig_admission *a)
 {
-	struct rdmig_admission *a = c->adm;
+	h->adm = a;
+}
+
+void rdmig__admission_leave(struct rdmig_admission_hold *h)
+{
+	struct rdmig_admission *a = h->adm;
 
 	if (!a)
 		return;
 	pthread_mutex_lock(&a->lock);
-	a->use.bytes -= c->held.bytes;
-	a->use.pinned -= c->held.pinned;
-	a->use.files -= c->held.files;
+	a->use.bytes -= h->held.bytes;
+	a->use.pinned -= h->held.pinned;
+	a->use.files -= h->held.files;
 	if (a->use.slots)
 		a->use.slots--;
 	pthread_mutex_unlock(&a->lock);
-	memset(&c->held, 0, sizeof(c->held));
-	c->adm = NULL;
+	memset(&h->held, 0, sizeof(h->held));
+	h->adm = NULL;
 }

@@ -18,6 +18,8 @@
 #include "rdmig.h"
 #include "conn_session.h" /* the part of the transport sessions see */
 #include "send_queue.h"
+#include "admission.h"
+#include "qp_attr.h"
 
 /* The engines (engine.h) reach a connection only through engine_io.h. */
 #ifdef RDMIG_ENGINE_H
@@ -106,20 +108,11 @@ struct rdmig_conn {
 	atomic_bool cancelled;
 	int cancel_efd;
 
-	/* admission.c: the slot this connection holds from its request to
-	 * its destroy, and what it reserved (both given back then); NULL
-	 * when it came from a listener without an admission */
-	struct rdmig_admission *adm;
-	struct rdmig_admission_ask held;
+	/* admission.h: the slot this connection holds of its listener's
+	 * admission, and what it reserved (admission.c alone edits it) */
+	struct rdmig_admission_hold admission;
 };
 
-/* admission.c: give back what the connection holds (its slot, its
- * reservation); on its destroy. */
-void rdmig__admission_leave(struct rdmig_conn *c);
-/* Take a slot of a (true), or count a busy request (false). */
-bool rdmig__admission_take_slot(struct rdmig_admission *a);
-void rdmig__admission_give_slot(struct rdmig_admission *a);
-unsigned rdmig__admission_slots(const struct rdmig_admission *a);
 
 /* Whether the connection's own waits must end: its opts (cancel,
  * cancel_fd) or rdmig_conn_cancel. */
@@ -152,9 +145,6 @@ static inline uint8_t *conn_slot_buf(struct rdmig_conn *c, enum conn_slot s)
  * half-built connection. */
 int rdmig__conn_res_create(struct rdmig_conn *c);
 void rdmig__conn_res_destroy(struct rdmig_conn *c);
-/* The QP caps every rdmig connection asks for (the ladder varies inline). */
-void rdmig__conn_qp_base_attr(struct ibv_qp_init_attr *attr, uint32_t max_send_wr, struct ibv_cq *send_cq,
-		       struct ibv_cq *recv_cq);
 
 /* Allocate a connection with validated options (src NULL = defaults).  On
  * failure *out is NULL, errmsg (may be NULL) says why and the code is

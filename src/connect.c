@@ -183,7 +183,7 @@ static int connect_with_caps(struct rdmig_conn *c)
 	int err, ret;
 
 	rdmig_encode_caps(&caps, pdata);
-	rdmig__qp_transport_set(c);
+	rdmig__qp_transport_set(c->id, &c->opts);
 	if (rdma_connect(c->id, &param))
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "rdma_connect: %s",
 				   strerror(errno));
@@ -311,8 +311,14 @@ void rdmig_conn_destroy(struct rdmig_conn *c)
 	if (c->cancel_efd >= 0)
 		close(c->cancel_efd);
 	/* its resources are gone: its slot and reservation may go to another */
-	rdmig__admission_leave(c);
+	rdmig__admission_leave(&c->admission);
 	free(c);
+}
+
+int rdmig_conn_reserve(struct rdmig_conn *c, const struct rdmig_admission_ask *ask, char *why,
+		       size_t whylen)
+{
+	return rdmig__admission_reserve(c ? &c->admission : NULL, ask, why, whylen);
 }
 
 /* Async-signal-safe and thread-safe: an atomic store and a write(2). */

@@ -306,7 +306,7 @@ static int send_accept(struct rdmig_conn *c)
 	};
 
 	rdmig_encode_caps(&c->caps, echo);
-	rdmig__qp_transport_set(c); /* on the request's id: rdma_accept moves its QP to RTS */
+	rdmig__qp_transport_set(c->id, &c->opts); /* on the request's id: rdma_accept moves its QP to RTS */
 	if (rdma_accept(c->id, &param))
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
 				   "rdma_accept: %s (the requester went away?)", strerror(errno));
@@ -332,7 +332,7 @@ static int start_handshake(struct rdmig_listener *l, struct rdma_cm_id *id,
 			rdmig__admission_give_slot(l->adm);
 		return rdmig__fail(&l->opts, l->errmsg, ret, "cannot allocate a connection");
 	}
-	c->adm = l->adm; /* the slot is the connection's from here */
+	rdmig__admission_hold_slot(&c->admission, l->adm); /* the connection's from here */
 	c->caps = *caps;
 	c->id = id; /* on the listener's channel until ESTABLISHED */
 	id->context = c;

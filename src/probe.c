@@ -11,8 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "conn.h"
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include "log.h"
 #include "inline_ladder.h"
+#include "qp_attr.h"
 #include "opts.h"
 
 static const uint32_t probe_sizes[RDMIG_PROBE_SIZES] = {0, 16, 32, 40, 64, 80, 128, 256, 512, 1024};

@@ -6,7 +6,8 @@
 #ifndef RDMIG_QP_TRANSPORT_H
 #define RDMIG_QP_TRANSPORT_H
 
-struct rdmig_conn;
+struct rdma_cm_id;
+struct rdmig_opts;
 
 /*
  * The local ACK timeout: 4.096 us x 2^11 = 8.4 ms per try.  rdma_cm's
@@ -28,6 +29,6 @@ struct rdmig_conn;
 #define RDMIG_QP_RETRY_COUNT 7
 
 /* Give c->id our ACK timeout; a kernel without the option keeps rdma_cm's. */
-void rdmig__qp_transport_set(struct rdmig_conn *c);
+void rdmig__qp_transport_set(struct rdma_cm_id *id, const struct rdmig_opts *opts);
 
 #endif

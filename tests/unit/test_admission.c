@@ -41,13 +41,13 @@ static struct rdmig_conn *conn_with_slot(struct rdmig_admission *a)
 	if (!c)
 		abort();
 	if (rdmig__admission_take_slot(a))
-		c->adm = a; /* else: no slot, and the test's counts say so */
+		c->admission.adm = a; /* else: no slot, and the test's counts say so */
 	return c;
 }
 
 static void conn_gone(struct rdmig_conn *c)
 {
-	rdmig__admission_leave(c); /* what rdmig_conn_destroy does last */
+	rdmig__admission_leave(&c->admission); /* what rdmig_conn_destroy does last */
 	free(c);
 }
 
@@ -160,7 +160,7 @@ TEST(a_connection_without_an_admission_cannot_reserve)
 	CHECK_EQ(rdmig_conn_reserve(&c, NULL, why, sizeof(why)), RDMIG_EINVAL);
 	ask.size = 0;
 	CHECK_EQ(rdmig_conn_reserve(&c, &ask, why, sizeof(why)), RDMIG_EINVAL);
-	rdmig__admission_leave(&c); /* nothing to give back: nothing happens */
+	rdmig__admission_leave(&c.admission); /* nothing to give back: nothing happens */
 }
 
 /* Many connections on threads of their own reserve and go at once: the
@@ -179,9 +179,9 @@ static void *racer(void *arg)
 		if (!c)
 			return (void *)1;
 		if (rdmig__admission_take_slot(race_adm)) {
-			c->adm = race_adm;
+			c->admission.adm = race_adm;
 			(void)rdmig_conn_reserve(c, &ask, NULL, 0);
-			rdmig__admission_leave(c);
+			rdmig__admission_leave(&c->admission);
 		}
 		free(c);
 	}
