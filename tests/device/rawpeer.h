@@ -3,7 +3,7 @@
  * rawpeer.h - a peer that breaks the rules, for the hostile-peer tests.
  *
  * The public API only sends well-formed messages.  These helpers reach into
- * an rdmig connection (src/conn.h) to post any bytes as a SEND, with or
+ * an rdmig connection (src/transport/conn.h) to post any bytes as a SEND, with or
  * without waiting for the peer's READY credit, to post raw RDMA WRITEs, and
  * to connect or accept over rdma_cm with any private data.
  */

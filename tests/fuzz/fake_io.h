@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * fake_io.h - a fake of the engine's seam (src/engine_io.h) for the
- * destination engine (src/dest.c): fuzz_dest.c, unit_dest_bounds,
+ * fake_io.h - a fake of the engine's seam (src/engine/engine_io.h) for the
+ * destination engine (src/engine/dest.c): fuzz_dest.c, unit_dest_bounds,
  * unit_chunk_size, unit_dest_events and unit_dest_try_next.  Only the
  * destination's ops are served (recv, try_recv, reply, send_error, reg,
  * dereg, established); any other aborts.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * fuzz_dest.c - libFuzzer target for the destination engine (src/dest.c).
+ * fuzz_dest.c - libFuzzer target for the destination engine (src/engine/dest.c).
  *
  * The destination serves registration, COMPRESS and unregistration for a
  * peer it cannot trust, on memory it exposes to the network.  Here

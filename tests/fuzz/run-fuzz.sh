@@ -25,20 +25,20 @@ fi
 case $target in
 wire)
 	# the decoder alone
-	direct_srcs="src/wire.c src/error.c tests/fuzz/fuzz_wire.c"
+	direct_srcs="src/base/wire.c src/base/error.c tests/fuzz/fuzz_wire.c"
 	max_len=4096
 	;;
 dest)
 	# the destination engine over a fake of its seam (engine_io.h)
-	direct_srcs="src/dest.c src/dest_serve.c src/dest_zranges.c src/dest_events.c src/dest_step.c src/clock.c src/engine.c src/wire.c src/error.c src/log.c src/opts.c
+	direct_srcs="src/engine/dest.c src/engine/dest_serve.c src/engine/dest_zranges.c src/engine/dest_events.c src/engine/dest_step.c src/base/clock.c src/engine/engine.c src/base/wire.c src/base/error.c src/base/log.c src/base/opts.c
 		tests/fuzz/fuzz_dest.c tests/fuzz/fake_io.c"
 	max_len=8192 # room for a few hundred records
 	;;
 stream)
 	# librdmig-stream's parsers, through its installed headers
 	direct_srcs="stream/qemu_stream.c stream/qemu_stream_end.c stream/qemu_stream_states.c stream/qemu_ramblock.c
-		stream/replay_record.c stream/imgstream.c stream/digest.c src/clock.c src/engine.c src/error.c
-		src/log.c src/opts.c tests/fuzz/fuzz_stream.c -lxxhash -lcrypto"
+		stream/replay_record.c stream/imgstream.c stream/digest.c src/base/clock.c src/engine/engine.c src/base/error.c
+		src/base/log.c src/base/opts.c tests/fuzz/fuzz_stream.c -lxxhash -lcrypto"
 	max_len=4096
 	;;
 *)
@@ -60,7 +60,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 if [ "${RDMIG_FUZZ_DIRECT:-0}" = 1 ]; then
 	mkdir -p "$build/tests"
 	# shellcheck disable=SC2086 # the source list is meant to split
-	clang -std=c11 -D_GNU_SOURCE -g -O1 $san -fsanitize=fuzzer -Iinclude -Istream/include -Isrc -Istream -Itests/fuzz \
+	clang -std=c11 -D_GNU_SOURCE -g -O1 $san -fsanitize=fuzzer -Iinclude -Istream/include -Isrc/base -Isrc/transport -Isrc/engine -Isrc/images -Istream -Itests/fuzz \
 		$direct_srcs -o "$bin"
 else
 	mkdir -p "$build"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_accept_pending.c - the listener's handshakes in flight
- * (src/accept_pending.h) without a device: what each rdma_cm
+ * (src/transport/accept_pending.h) without a device: what each rdma_cm
  * event means for a handshake, the table's order, its bound (the oldest
  * makes room) and the deadlines.
  */

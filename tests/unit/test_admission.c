@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_admission.c - a server's admission (src/admission.c) without a
+ * test_admission.c - a server's admission (src/transport/admission.c) without a
  * device: its limits, the slots, reservations that fit or name the limit
  * that refuses them, what a connection gives back when it goes, and many
  * threads reserving at once.  The listener's use of the slots runs on the

@@ -1,6 +1,6 @@
 /*
  * test_dest_bounds.c - what one message may cost the destination engine
- * (src/dest.c), without a device: the channel and registration are the
+ * (src/engine/dest.c), without a device: the channel and registration are the
  * fake engine_io of tests/fuzz/fake_io.h.
  *
  * A COMPRESS of 4096 records is at most 98 KiB on the wire; before issue

@@ -4,7 +4,7 @@
  * at no cost to itself, without a device: the channel and
  * registration are the fake engine_io of tests/fuzz/fake_io.h.
  *
- *  - The progress deadline (rdmig_opts.idle_timeout_ms, src/dest_idle.h):
+ *  - The progress deadline (rdmig_opts.idle_timeout_ms, src/engine/dest_idle.h):
  *    its clock arithmetic, then a source that sends only keep-alives
  *    (empty QEMU_FILE messages) is ended once the deadline passed, with
  *    ERROR to it, while one that sends stream bytes at the same pace is

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_images_dest.c - the image-set destination (rdmig/images.h,
- * src/images_dest.c) over the real destination engine and the fake
+ * src/images/images_dest.c) over the real destination engine and the fake
  * engine_io of tests/fuzz/fake_io.h: no device.  The "source" is a list of
  * frames (the image stream in QEMU_FILE messages, RAM_BLOCKS_REQUEST,
  * REGISTER_FINISHED); it writes no memory, so the blocks stay zero and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_images_source.c - what the image-set source (rdmig/images.h,
- * src/images_source.c) refuses before anything goes on the wire, and a
+ * src/images/images_source.c) refuses before anything goes on the wire, and a
  * cancel before the first step.  No device: the connection is a zeroed
  * handle with options, which create reads (its chunk size) and nothing
  * else touches before a step.  And when the records go (images_records.h).

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_source.c - the source engine (src/source.c) without a device.
+ * test_source.c - the source engine (src/engine/source.c) without a device.
  *
- * The engine talks through a fake engine_io (src/engine_io.h) that plays
+ * The engine talks through a fake engine_io (src/engine/engine_io.h) that plays
  * the destination: it answers RAM_BLOCKS_REQUEST and REGISTER_REQUEST as
  * QEMU's destination would, hands out registrations with made-up keys,
  * and logs every call in order.  The cases then read the log: how ranges

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_verdict.c - the destination's verdict message (src/images_verdict.c):
+ * test_verdict.c - the destination's verdict message (src/images/images_verdict.c):
  * what the encoder writes the decoder reads back; the source accepts a
  * committed verdict only when every length and digest is what it sent;
  * a failed one carries its reason, made printable; and each malformed

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * images_records.h - when the image-set source sends its span records
- * (src/images_source.c): a rule of its own so that unit_images_source
+ * (src/images/images_source.c): a rule of its own so that unit_images_source
  * can hold it to account without a device.
  *
  * A record is a control message.  With dynamic registration one sent
