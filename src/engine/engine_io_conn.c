@@ -2,13 +2,14 @@
 /*
  * engine_io_conn.c - the engines' seam (engine_io.h) filled in from a
  * connection: registrations on its protection domain, writes and control
- * messages through channel.c.  The only engine-side file that includes
- * conn.h; rdmig_source_create and rdmig_dest_create live here because they
- * are where a connection becomes an engine_io.
+ * messages through channel.c.  It sees the connection through
+ * conn_engine.h, as the sessions do through conn_session.h (conn.h is the
+ * transport's alone); rdmig_source_create and rdmig_dest_create live here
+ * because they are where a connection becomes an engine_io.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include "conn.h"
+#include "conn_engine.h"
 #include "engine_io.h"
 #include "wrid.h"
 
@@ -39,7 +40,7 @@ static struct engine_mr *conn_io_reg(void *ctx, void *addr, uint64_t len,
 		errno = ENOMEM;
 		return NULL;
 	}
-	w->mr = reg_mr(c->pd, addr, len, access);
+	w->mr = reg_mr(rdmig__conn_pd(c), addr, len, access);
 	if (!w->mr) {
 		err = errno; /* what the engine will report */
 		free(w);
@@ -108,14 +109,12 @@ static int conn_io_send_error(void *ctx)
 
 static bool conn_io_established(void *ctx)
 {
-	const struct rdmig_conn *c = ctx;
-	return c->established;
+	return rdmig__conn_established(ctx);
 }
 
 static uint64_t conn_io_writes_signaled(void *ctx)
 {
-	const struct rdmig_conn *c = ctx;
-	return c->writes_signaled;
+	return rdmig__conn_writes_signaled(ctx);
 }
 
 static const struct engine_io_ops conn_io_ops = {
@@ -136,7 +135,8 @@ static const struct engine_io_ops conn_io_ops = {
 
 static struct engine_io conn_io(struct rdmig_conn *c)
 {
-	return (struct engine_io){&conn_io_ops, c, &c->opts, c->errmsg, &c->caps, &c->cancelled};
+	return (struct engine_io){&conn_io_ops, c, rdmig__conn_opts(c), rdmig__conn_errbuf(c),
+				  rdmig__conn_caps(c), rdmig__conn_cancel_flag(c)};
 }
 
 int rdmig_source_create(struct rdmig_conn *c, const struct rdmig_block *blocks, size_t nblocks,

@@ -17,6 +17,7 @@
 #include "opts.h"
 #include "rdmig.h"
 #include "conn_session.h" /* the part of the transport sessions see */
+#include "conn_engine.h"  /* the part the engines' seam sees */
 #include "send_queue.h"
 #include "admission.h"
 #include "qp_attr.h"
@@ -178,21 +179,4 @@ int rdmig__conn_post_flush(struct rdmig_conn *c);
 /* channel.c: " (the connection is in error ...)" when the QP is in the
  * error state, to follow a failed post's errno; else "". */
 const char *rdmig__conn_qp_state_hint(const struct rdmig_conn *c);
-/* channel.c: a request in two halves, so the caller can work while the
- * reply travels (the source registers its own chunk meanwhile). */
-int rdmig__conn_request_send(struct rdmig_conn *c, const struct rdmig_msg *msg);
-int rdmig__conn_request_reply(struct rdmig_conn *c, uint32_t reply_type, struct rdmig_msg *reply);
-/* channel.c: rdmig_recv waiting at most timeout_ms, when that is shorter
- * than the connection's timeout (<= 0: the connection's). */
-int rdmig__conn_recv_within(struct rdmig_conn *c, uint32_t expect, int timeout_ms,
-			    struct rdmig_msg *out);
-/* channel.c: rdmig_recv without the wait: give the peer its READY unless
- * it has it, then take its message if it came; RDMIG_EAGAIN when it did
- * not yet (call again: no second READY goes out). */
-int rdmig__conn_try_recv(struct rdmig_conn *c, uint32_t expect, struct rdmig_msg *out);
-/* channel_write.c: post one RDMA WRITE (signaled when force or when
- * due), cut and held back to the write window. */
-int rdmig__conn_post_write(struct rdmig_conn *c, const void *local, uint32_t len, uint32_t lkey,
-		    uint64_t remote, uint32_t rkey, bool force_signal, uint64_t wr_id);
-
 #endif

@@ -2,7 +2,8 @@
 /*
  * conn_session.c - the connection's small answers to the sessions over it
  * (conn_session.h): its options, whether it was cancelled, its error
- * buffer, a signaled reply.
+ * buffer, a signaled reply; and to the engines' seam (conn_engine.h): its
+ * protection domain, capabilities, cancel flag, state and counts.
  */
 #include "conn.h"
 #include "conn_session.h"
@@ -26,4 +27,29 @@ int rdmig__conn_reply_signaled(struct rdmig_conn *c, const struct rdmig_msg *msg
 {
 	c->signal_next = true;
 	return rdmig_reply(c, msg);
+}
+
+struct ibv_pd *rdmig__conn_pd(const struct rdmig_conn *c)
+{
+	return c->pd;
+}
+
+const struct rdmig_caps *rdmig__conn_caps(const struct rdmig_conn *c)
+{
+	return &c->caps;
+}
+
+const atomic_bool *rdmig__conn_cancel_flag(const struct rdmig_conn *c)
+{
+	return &c->cancelled;
+}
+
+bool rdmig__conn_established(const struct rdmig_conn *c)
+{
+	return c->established;
+}
+
+uint64_t rdmig__conn_writes_signaled(const struct rdmig_conn *c)
+{
+	return c->writes_signaled;
 }
