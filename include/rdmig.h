@@ -799,6 +799,40 @@ int rdmig_source_set_lookahead(struct rdmig_source *s, int on);
  */
 int rdmig_source_set_pin_local(struct rdmig_source *s, int on);
 /*
+ * What a migration pins (0.3, RDMIG_0.3), so that a caller can check the
+ * locked-memory limit before it starts, with the library's own figures
+ * rather than a model of them.  Registered memory is pinned and counted
+ * against RLIMIT_MEMLOCK (ulimit -l; LimitMEMLOCK= for a systemd service)
+ * per process: every connection its control buffers
+ * (RDMIG_CONTROL_REGISTERED); with pin_all every block whole, from
+ * RAM_BLOCKS on; with dynamic registration each chunk (chunk_size bytes,
+ * 0: RDMIG_CHUNK_SIZE) that carries data, from its first write, so at
+ * least the largest chunk and at most every block (a source with
+ * rdmig_source_set_pin_local, every block; a destination of image sets
+ * gives chunks back as their spans land, rdmig_images(3)).  The block
+ * lengths count in whole pages.
+ *
+ * rdmig_pin_need fills *out (its size set by the caller: sizeof(*out),
+ * or less from an older build, which gets the fields it knows): least,
+ * what the migration cannot start without; most, what it may hold at
+ * once; and limit, the limit as the kernel applies it to this process on
+ * device (a device name, or NULL when not known yet): UINT64_MAX when none
+ * applies (unlimited, or CAP_IPC_LOCK on a device that honours it; siw
+ * counts every registration against the limit, capability or not).  A
+ * limit below least refuses the migration; one below most lets a dynamic
+ * one run while the data that arrives fits.  RDMIG_EINVAL for a NULL out
+ * or one whose size is not set, NULL blocks with n > 0 or an invalid
+ * chunk size.
+ */
+struct rdmig_pin_need {
+	size_t size;    /* set by the caller: sizeof(struct rdmig_pin_need) */
+	uint64_t least; /* bytes pinned before the first write */
+	uint64_t most;  /* bytes pinned at most */
+	uint64_t limit; /* RLIMIT_MEMLOCK on device for this process; UINT64_MAX: none */
+};
+int rdmig_pin_need(const char *device, int pin_all, uint64_t chunk_size,
+		   const struct rdmig_block *blocks, size_t n, struct rdmig_pin_need *out);
+/*
  * Register threads (0.2, RDMIG_0.2).  A block registered whole (PIN_ALL,
  * or rdmig_source_set_pin_local) is registered in pieces of 16 MiB of
  * whole chunks, each its own MR, by n threads that rdmig_source_setup

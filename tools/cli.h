@@ -147,26 +147,15 @@ int cli_cancel_mask(int how, sigset_t *old);
 
 /* ---- the locked-memory limit (cli_memlock.c) ---- */
 
-/* Bytes one side of a migration pins: least (pin-all: everything; dynamic:
- * control buffers and one chunk) and most (control buffers and every block). */
-struct cli_memlock_need {
-	uint64_t least, most;
-};
-void cli_memlock_need(bool pin_all, const struct rdmig_block *blocks, size_t n,
-		      struct cli_memlock_need *need);
-/* The same with chunks of chunk_size bytes instead of the default 1 MiB. */
-void cli_memlock_need_chunk(bool pin_all, uint64_t chunk_size, const struct rdmig_block *blocks,
-			    size_t n, struct cli_memlock_need *need);
-/* Refuse (-1, message in err) when RLIMIT_MEMLOCK is below need->least for
- * this process on device (NULL: not known yet); warn on stderr when it is
- * below need->most. */
-int cli_memlock_check(const char *cmd, const char *device, const struct cli_memlock_need *need,
-		      char *err, size_t errlen);
-/* Does the limit (or its absence) let this process pin need->most on
- * device: all of its blocks as well as the control buffers? */
-bool cli_memlock_covers_most(const char *device, const struct cli_memlock_need *need);
-/* Is capability bit cap set in the CapEff line of a /proc/PID/status text? */
-bool cli_capeff_has(const char *status, int cap);
+/* What a migration of these blocks pins on this side, and the limit on
+ * device (NULL: not known yet), as the library says (rdmig_pin_need(3));
+ * chunk_size 0: the default.  -1 with a message in err. */
+int cli_memlock_need(const char *device, bool pin_all, uint64_t chunk_size,
+		     const struct rdmig_block *blocks, size_t n, struct rdmig_pin_need *need,
+		     char *err, size_t errlen);
+/* Refuse (-1, message in err) when the limit is below need->least; warn
+ * on stderr when it is below need->most (0); 1 when no limit applies. */
+int cli_memlock_check(const char *cmd, const struct rdmig_pin_need *need, char *err, size_t errlen);
 
 /* Log callback printing to stderr with a level prefix (-v/-vv). */
 void cli_log(void *ctx, int level, const char *msg);

@@ -144,10 +144,11 @@ static int name_files(struct recv_state *s, const struct rdmig_imgs_block *block
  * the library (and the source learns them): a refusal reaches the source
  * as ERROR before any data moves. */
 static int check_memlock(struct recv_state *s, const struct rdmig_imgs_block *blocks, uint32_t n,
-			 uint64_t chunk, struct cli_memlock_need *need, char *err, size_t errlen)
+			 uint64_t chunk, struct rdmig_pin_need *need, char *err, size_t errlen)
 {
 	struct rdmig_block *b = calloc(n ? n : 1, sizeof(*b));
 	struct rdmig_caps caps;
+	int ret;
 
 	if (!b) {
 		snprintf(err, errlen, "out of memory for %u blocks", n);
@@ -157,10 +158,10 @@ static int check_memlock(struct recv_state *s, const struct rdmig_imgs_block *bl
 		b[i].length = blocks[i].length;
 	rdmig_conn_caps(s->conn, &caps);
 	/* a dynamic registration pins the source's chunk, not QEMU's 1 MiB */
-	cli_memlock_need_chunk(caps.flags & RDMIG_CAP_PIN_ALL, chunk, b, n, need);
+	ret = cli_memlock_need(rdmig_conn_device(s->conn), caps.flags & RDMIG_CAP_PIN_ALL, chunk, b,
+			       n, need, err, errlen);
 	free(b);
-	return cli_memlock_check("recv", rdmig_conn_device(s->conn), need, err, errlen) < 0 ? -1
-											   : 0;
+	return ret || cli_memlock_check("recv", need, err, errlen) < 0 ? -1 : 0;
 }
 
 /* The header came: what this recv accepts (verification, chunk size,
@@ -170,7 +171,7 @@ static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_
 {
 	struct recv_state *s = ctx;
 	uint64_t given = s->a.m.opts.chunk_size, chunk = 1ull << prm->chunk_shift, total = 0;
-	struct cli_memlock_need pins;
+	struct rdmig_pin_need pins;
 
 	/* the receiver decides whether the images may go unverified */
 	if (recv_verify_policy(s->verify_off, prm->digest == RDMIG_DIGEST_OFF, err, errlen))

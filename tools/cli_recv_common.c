@@ -77,14 +77,15 @@ int recv_args_finish(struct recv_args *a, int argc, char **argv)
 
 int recv_prepare(struct rdmig_opts *opts, char *err, size_t errlen)
 {
-	struct cli_memlock_need need;
+	struct rdmig_pin_need need;
 
 	if (cli_cancel_install(opts)) {
 		snprintf(err, errlen, "cannot catch SIGINT and SIGTERM");
 		return -1;
 	}
-	cli_memlock_need(false, NULL, 0, &need);
-	return cli_memlock_check("recv", NULL, &need, err, errlen) < 0 ? -1 : 0;
+	if (cli_memlock_need(NULL, false, 0, NULL, 0, &need, err, errlen))
+		return -1;
+	return cli_memlock_check("recv", &need, err, errlen) < 0 ? -1 : 0;
 }
 
 /* Every connection request passes here first: its time ends the wait for

@@ -279,11 +279,12 @@ static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
  * to the library: a refusal reaches QEMU as ERROR before any data moves. */
 static int check_memlock(struct rq_state *s)
 {
-	struct cli_memlock_need need;
+	struct rdmig_pin_need need;
 
-	cli_memlock_need(s->pin_all, s->blocks, s->qs.count, &need);
-	return cli_memlock_check("recv", rdmig_conn_device(s->conn), &need, s->err,
-				 sizeof(s->err)) < 0 ? -1 : 0;
+	if (cli_memlock_need(rdmig_conn_device(s->conn), s->pin_all, 0, s->blocks, s->qs.count,
+			     &need, s->err, sizeof(s->err)))
+		return -1;
+	return cli_memlock_check("recv", &need, s->err, sizeof(s->err)) < 0 ? -1 : 0;
 }
 
 static int on_blocks_needed(struct rq_state *s)

@@ -172,11 +172,12 @@ static int parse_send_args(int argc, char **argv, struct send_args *a)
  * the device is known (siw applies it to everyone).  1: did not apply. */
 static int check_memlock(struct send_state *s, bool pin_all, const char *device)
 {
-	struct cli_memlock_need need;
+	struct rdmig_pin_need need;
 
-	cli_memlock_need_chunk(pin_all, s->a.m.opts.chunk_size, s->in.blocks, (size_t)s->a.nfiles,
-			       &need);
-	return cli_memlock_check("send", device, &need, s->err, sizeof(s->err));
+	if (cli_memlock_need(device, pin_all, s->a.m.opts.chunk_size, s->in.blocks,
+			     (size_t)s->a.nfiles, &need, s->err, sizeof(s->err)))
+		return -1;
+	return cli_memlock_check("send", &need, s->err, sizeof(s->err));
 }
 
 /* Files pinned whole go in pieces, one thread each: the library's choice
@@ -194,11 +195,12 @@ static unsigned register_threads(void)
 /* Whether our blocks may be pinned whole (rdmig_source_set_pin_local). */
 static bool pin_local_fits(const struct send_state *s, const char *device)
 {
-	struct cli_memlock_need need;
+	struct rdmig_pin_need need;
+	char err[256];
 
-	cli_memlock_need_chunk(false, s->a.m.opts.chunk_size, s->in.blocks, (size_t)s->a.nfiles,
-			       &need);
-	return cli_memlock_covers_most(device, &need);
+	return !cli_memlock_need(device, false, s->a.m.opts.chunk_size, s->in.blocks,
+				 (size_t)s->a.nfiles, &need, err, sizeof(err)) &&
+	       need.most <= need.limit;
 }
 
 /* The images source's options: the digest, and our blocks registered

@@ -37,7 +37,7 @@ struct recv_serve_hooks {
 	 * the server), and what they pin; non-zero refuses the source
 	 * (message in err) */
 	int (*admit)(void *ctx, uint64_t total, uint64_t copies, uint64_t files,
-		     const struct cli_memlock_need *pins, char *err, size_t errlen);
+		     const struct rdmig_pin_need *pins, char *err, size_t errlen);
 };
 
 struct recv_state {

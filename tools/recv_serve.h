@@ -86,7 +86,7 @@ void remember_ended(struct source *src);
 void serve_limits(struct serve *sv);
 int serve_admission(struct serve *sv);
 int serve_admit(void *ctx, uint64_t total, uint64_t copies, uint64_t files,
-		const struct cli_memlock_need *pins, char *err, size_t errlen);
+		const struct rdmig_pin_need *pins, char *err, size_t errlen);
 
 /* serve_status.c: the status socket (--status PATH) and sd_notify */
 /* Listen on sv->status_path (a UNIX stream socket, mode 0600; a stale one

@@ -106,7 +106,7 @@ static void say_refusal(struct serve *sv, const struct rdmig_admission_ask *ask,
  * are its images and stream.bin; its directory, made before the header
  * came, is one more. */
 int serve_admit(void *ctx, uint64_t total, uint64_t copies, uint64_t files,
-		 const struct cli_memlock_need *pins, char *err, size_t errlen)
+		 const struct rdmig_pin_need *pins, char *err, size_t errlen)
 {
 	struct source *src = ctx;
 	struct serve *sv = src->sv;

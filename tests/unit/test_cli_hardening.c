@@ -7,7 +7,6 @@
  * stream.bin within --max-total with the RAM.
  */
 #include <arpa/inet.h>
-#include <linux/capability.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -140,60 +139,6 @@ TEST(allow_holds_a_bounded_number_of_rules)
 	CHECK_STR_CONTAINS(err, "at most");
 }
 
-TEST(memlock_need_pin_all_is_every_block_plus_control)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	struct rdmig_block b[] = {
-		{"a", (void *)4096, 3 * RDMIG_CHUNK_SIZE + 1, 0},
-		{"empty", (void *)4096, 0, 0},
-		{"small", (void *)4096, 100, 0},
-	};
-	struct cli_memlock_need need;
-	uint64_t blocks = 3 * RDMIG_CHUNK_SIZE + (uint64_t)page + (uint64_t)page;
-
-	cli_memlock_need(true, b, 3, &need);
-	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED + blocks);
-	CHECK_EQ(need.most, need.least);
-	CHECK_EQ(RDMIG_CONTROL_REGISTERED, 3 * 512 * 1024);
-}
-
-TEST(memlock_need_dynamic_is_one_chunk_at_least)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	struct rdmig_block big[] = {{"a", (void *)4096, 5 * RDMIG_CHUNK_SIZE, 0},
-				    {"b", (void *)4096, 7000, 0}};
-	struct rdmig_block small[] = {{"s", (void *)4096, 5000, 0}};
-	struct cli_memlock_need need;
-
-	cli_memlock_need(false, big, 2, &need);
-	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED + RDMIG_CHUNK_SIZE);
-	CHECK_EQ(need.most, RDMIG_CONTROL_REGISTERED + 5 * RDMIG_CHUNK_SIZE + 2 * (uint64_t)page);
-	/* a block smaller than a chunk is registered whole */
-	cli_memlock_need(false, small, 1, &need);
-	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED + 2 * (uint64_t)page);
-	/* no blocks yet: the control buffers alone */
-	cli_memlock_need(false, NULL, 0, &need);
-	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED);
-	CHECK_EQ(need.most, RDMIG_CONTROL_REGISTERED);
-}
-
-TEST(capeff_is_read_from_the_status_text)
-{
-	/* root: every capability; a shell with CAP_IPC_LOCK (bit 14) dropped */
-	const char *root = "Name:\tcat\nCapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\n"
-			   "CapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\n";
-	const char *dropped = "Name:\tsh\nCapEff:\t000001ffffffbfff\n";
-	const char *user = "Name:\tsh\nCapEff:\t0000000000000000\n";
-
-	CHECK(cli_capeff_has(root, CAP_IPC_LOCK));
-	CHECK(!cli_capeff_has(dropped, CAP_IPC_LOCK));
-	CHECK(cli_capeff_has(dropped, CAP_IPC_LOCK - 1));
-	CHECK(!cli_capeff_has(user, CAP_IPC_LOCK));
-	CHECK(!cli_capeff_has("Name:\tx\n", CAP_IPC_LOCK));
-	/* CapPrm alone does not count */
-	CHECK(!cli_capeff_has("CapPrm:\t000001ffffffffff\nCapEff:\t0\n", CAP_IPC_LOCK));
-}
-
 /* Whether fd has a byte to read right now. */
 static bool fd_readable(int fd)
 {
@@ -262,13 +207,34 @@ TEST(chunk_size_takes_powers_of_two_from_1m_to_1g)
 TEST(memlock_need_follows_the_chunk_size)
 {
 	struct rdmig_block b[] = {{"a", (void *)4096, 100ull << 20, 0}, {"b", (void *)4096, 4096, 0}};
-	struct cli_memlock_need need;
+	struct rdmig_pin_need need;
+	char err[256] = "";
 
-	cli_memlock_need_chunk(false, 32ull << 20, b, 2, &need);
+	CHECK_OK(cli_memlock_need(NULL, false, 32ull << 20, b, 2, &need, err, sizeof(err)));
 	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED + (32ull << 20));
-	cli_memlock_need_chunk(false, 1ull << 30, b, 2, &need);
+	CHECK_OK(cli_memlock_need(NULL, false, 1ull << 30, b, 2, &need, err, sizeof(err)));
 	CHECK_EQ(need.least, RDMIG_CONTROL_REGISTERED + (100ull << 20)); /* a block < a chunk */
 	CHECK_EQ(need.most, RDMIG_CONTROL_REGISTERED + (100ull << 20) + 4096);
+	CHECK_EQ(cli_memlock_need(NULL, false, 3ull << 20, b, 2, &need, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "cannot tell what the migration pins");
+}
+
+/* Below the least need: refused with both numbers; no limit: 1, so that
+ * send checks again once the device is known (siw applies the limit to
+ * a process with CAP_IPC_LOCK too). */
+TEST(memlock_check_refuses_or_says_no_limit_applies)
+{
+	struct rdmig_pin_need need = {.size = sizeof(need), .least = 8u << 20, .most = 8u << 20,
+				      .limit = 4u << 20};
+	char err[256] = "";
+
+	CHECK_EQ(cli_memlock_check("send", &need, err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, "the locked-memory limit is 4096 KiB; this migration needs 8192 KiB");
+	CHECK_STR_CONTAINS(err, "ulimit -l");
+	need.limit = 8u << 20;
+	CHECK_EQ(cli_memlock_check("send", &need, err, sizeof(err)), 0);
+	need.limit = UINT64_MAX;
+	CHECK_EQ(cli_memlock_check("send", &need, err, sizeof(err)), 1);
 }
 
 /* cli_fail's message to stderr (captured through a temporary file). */
