@@ -177,7 +177,7 @@ int rdmig_source_setup(struct rdmig_source *s)
 	 * dynamic registration, builds its answer), and on while the first
 	 * pieces are written. */
 	if (!ret && (s->pin_all || s->pin_local))
-		ret = rdmig__src_register_blocks_whole(s);
+		ret = rdmig__src_start_pinning(s);
 	if (!ret)
 		ret = s->io.ops->request_reply(s->io.ctx, RDMIG_MSG_RAM_BLOCKS_RESULT, &reply);
 	if (!ret)

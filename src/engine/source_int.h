@@ -96,7 +96,7 @@ int rdmig__src_collect_ahead(struct rdmig_source *s);
 
 /* source_pin.c: start pinning every block whole, in pieces, on threads
  * that go on while the writes start. */
-int rdmig__src_register_blocks_whole(struct rdmig_source *s);
+int rdmig__src_start_pinning(struct rdmig_source *s);
 /* The local key for a write into chunk of b: its own MR's, or its
  * piece's once pinned (waiting for it); a piece that failed is an error
  * under PIN_ALL and, with pin-local, the chunk registered on its own. */

@@ -144,7 +144,7 @@ static void start_threads(struct rdmig_source *s, struct pinner *p)
 		pin_worker(p);
 }
 
-int rdmig__src_register_blocks_whole(struct rdmig_source *s)
+int rdmig__src_start_pinning(struct rdmig_source *s)
 {
 	struct pinner *p = calloc(1, sizeof(*p));
 	int ret;
