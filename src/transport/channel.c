@@ -29,6 +29,43 @@ static bool recv_done(const struct rdmig_conn *c, const void *arg)
 	return c->recv[*slot].done;
 }
 
+void rdmig__conn_recv_completed(struct rdmig_conn *c, enum conn_slot slot, uint32_t byte_len)
+{
+	c->recv[slot].posted = false;
+	c->recv[slot].done = true;
+	c->recv[slot].byte_len = byte_len;
+}
+
+bool rdmig__conn_message_waiting(const struct rdmig_conn *c)
+{
+	return c->recv[SLOT_READY].done || c->recv[SLOT_DATA].done;
+}
+
+bool rdmig__conn_error_waiting(const struct rdmig_conn *c)
+{
+	for (int slot = SLOT_READY; slot <= SLOT_DATA; slot++) {
+		struct rdmig_header h;
+
+		if (!c->recv[slot].done || c->recv[slot].byte_len < RDMIG_HEADER_SIZE)
+			continue;
+		rdmig_decode_header(conn_slot_buf_const(c, (enum conn_slot)slot), &h);
+		if (h.type == RDMIG_MSG_ERROR)
+			return true;
+	}
+	return false;
+}
+
+void rdmig__conn_credits_start(struct rdmig_conn *c)
+{
+	c->ready_owed = true;
+}
+
+int rdmig__conn_reply_signaled(struct rdmig_conn *c, const struct rdmig_msg *msg)
+{
+	c->signal_next = true;
+	return rdmig_reply(c, msg);
+}
+
 static bool send_buf_free(const struct rdmig_conn *c, const void *arg)
 {
 	return rdmig__sq_completed(c->sq) >= c->send_buf_seq;

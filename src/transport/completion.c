@@ -25,21 +25,6 @@ static const char *wrid_kind_name(enum wrid_kind k)
 	return "unknown work request";
 }
 
-/* Whether a message reaped but not yet taken is the peer's ERROR. */
-static bool peer_error_arrived(struct rdmig_conn *c)
-{
-	for (int slot = SLOT_READY; slot <= SLOT_DATA; slot++) {
-		struct rdmig_header h;
-
-		if (!c->recv[slot].done || c->recv[slot].byte_len < RDMIG_HEADER_SIZE)
-			continue;
-		rdmig_decode_header(conn_slot_buf(c, (enum conn_slot)slot), &h);
-		if (h.type == RDMIG_MSG_ERROR)
-			return true;
-	}
-	return false;
-}
-
 /*
  * A flush after the peer went away is a disconnect, not a local bug: note
  * it and go on reaping, because a message that completed before it (an
@@ -59,7 +44,7 @@ static int completion_failed(struct rdmig_conn *c, const struct ibv_wc *wc)
 		c->disconnected = true;
 		return 0;
 	}
-	if (peer_error_arrived(c)) {
+	if (rdmig__conn_error_waiting(c)) {
 		c->counters.received[RDMIG_MSG_ERROR]++;
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EPEER,
 				   "the peer sent ERROR (then our %s failed: %s)", wrid_kind_name(k),
@@ -96,13 +81,6 @@ int rdmig__conn_sq_wait_room(struct rdmig_conn *c)
 	return rdmig__conn_wait(c, sq_has_room, NULL, "room in the send queue");
 }
 
-static void dispatch_recv(struct rdmig_conn *c, enum conn_slot slot, uint32_t byte_len)
-{
-	c->recv[slot].posted = false;
-	c->recv[slot].done = true;
-	c->recv[slot].byte_len = byte_len;
-}
-
 static int dispatch(struct rdmig_conn *c, const struct ibv_wc *wc)
 {
 	enum wrid_kind k = wrid_kind(wc->wr_id);
@@ -117,10 +95,10 @@ static int dispatch(struct rdmig_conn *c, const struct ibv_wc *wc)
 		rdmig__sq_signaled_done(c->sq);
 		return 0;
 	case WRID_RECV_READY:
-		dispatch_recv(c, SLOT_READY, wc->byte_len);
+		rdmig__conn_recv_completed(c, SLOT_READY, wc->byte_len);
 		return 0;
 	case WRID_RECV_DATA:
-		dispatch_recv(c, SLOT_DATA, wc->byte_len);
+		rdmig__conn_recv_completed(c, SLOT_DATA, wc->byte_len);
 		return 0;
 	}
 	return rdmig__fail(&c->opts, c->errmsg, RDMIG_EPROTO,
@@ -240,7 +218,7 @@ int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending)
 		ret = arm_cqs(c);
 	if (!ret)
 		ret = rdmig__conn_reap(c);
-	*pending = c->disconnected || c->recv[SLOT_READY].done || c->recv[SLOT_DATA].done ||
+	*pending = c->disconnected || rdmig__conn_message_waiting(c) ||
 		   rdmig__sq_completed(c->sq) != completed;
 	return ret;
 }
@@ -272,7 +250,7 @@ static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 /* What a wait for `what` returns once the peer is gone. */
 static int disconnected_code(struct rdmig_conn *c, const char *what)
 {
-	if (peer_error_arrived(c)) {
+	if (rdmig__conn_error_waiting(c)) {
 		/* it said why before it went: that is the cause */
 		c->counters.received[RDMIG_MSG_ERROR]++;
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EPEER,

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * conn.h - the connection object shared by connect.c and listen.c
- * (connecting and accepting, with cm_event.c for the CM's events),
- * verbs_res.c (PD, CQs, buffers, QP), completion.c (waiting) and channel.c
- * (control messages and READY credits).
+ * conn.h - the connection object, the transport's alone (the layers above
+ * see it through conn_session.h and conn_engine.h).  Its parts, and the
+ * file that edits each: the rdma_cm state (connect.c and listen.c make
+ * it, completion.c marks its end), the verbs resources (verbs_res.c), the
+ * send queue's ledger and write window (send_queue.c, an object of its
+ * own), the receive slots and credits (channel.c), the epoll fd
+ * (conn_fd.c) and the admission hold (admission.c, through admission.h).
  */
 #ifndef RDMIG_CONN_H
 #define RDMIG_CONN_H
@@ -54,7 +57,8 @@ struct rdmig_conn {
 	char errmsg[RDMIG_ERRMSG_SIZE];
 	enum conn_role role;
 
-	/* rdma_cm */
+	/* rdma_cm: connect.c and listen.c make it; completion.c marks its
+	 * end (a DISCONNECTED event, or a flushed completion) */
 	struct rdma_event_channel *ec; /* this connection's own channel */
 	struct rdma_cm_id *id;
 	bool established;
@@ -83,17 +87,19 @@ struct rdmig_conn {
 	struct rdmig_caps caps;
 	uint32_t cap_version; /* what the source sends: 1 (tests send others) */
 
-	struct recv_slot recv[2]; /* SLOT_READY, SLOT_DATA */
-	/* the send queue's ledger and write window (send_queue.h): what is
-	 * posted, signaled and done; created with the QP's resources */
+	/* the send queue's ledger and write window (send_queue.h, its one
+	 * owner): what is posted, signaled and done; created with the QP's
+	 * resources */
 	struct rdmig_sq *sq;
-	bool signal_next;       /* the next control send is signaled, due or not */
-	uint64_t send_buf_seq; /* sequence of the last copied control send */
 	uint64_t writes_signaled; /* the caller's writes with a signaled piece */
 
-	/* credit flow (channel.c) */
-	bool ready_owed; /* a READY must arrive before the next send */
+	/* the receive slots and the credit flow: channel.c alone edits them
+	 * (completion.c reports a receive through rdmig__conn_recv_completed) */
+	struct recv_slot recv[2]; /* SLOT_READY, SLOT_DATA */
+	bool ready_owed;   /* a READY must arrive before the next send */
 	bool message_owed; /* we sent READY; the peer's message has not arrived */
+	bool signal_next;  /* the next control send is signaled, due or not */
+	uint64_t send_buf_seq; /* sequence of the last copied control send */
 
 	struct rdmig_counters counters;
 
@@ -140,6 +146,21 @@ static inline uint8_t *conn_slot_buf(struct rdmig_conn *c, enum conn_slot s)
 {
 	return c->bufs + (size_t)s * RDMIG_CONTROL_BUFFER;
 }
+
+static inline const uint8_t *conn_slot_buf_const(const struct rdmig_conn *c, enum conn_slot s)
+{
+	return c->bufs + (size_t)s * RDMIG_CONTROL_BUFFER;
+}
+
+/* channel.c, the one editor of the receive slots and the credits: a
+ * receive of slot completed with byte_len bytes (completion.c's
+ * dispatch); whether a message sits in a slot, not yet taken; whether one
+ * of them is the peer's ERROR; and the credits of a source that has just
+ * connected (its first send waits for the destination's READY). */
+void rdmig__conn_recv_completed(struct rdmig_conn *c, enum conn_slot slot, uint32_t byte_len);
+bool rdmig__conn_message_waiting(const struct rdmig_conn *c);
+bool rdmig__conn_error_waiting(const struct rdmig_conn *c);
+void rdmig__conn_credits_start(struct rdmig_conn *c);
 
 /* verbs_res.c: PD, completion channels, CQs, buffers, then the QP through
  * the inline ladder, all on the cm_id's device.  Safe to call destroy on a

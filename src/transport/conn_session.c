@@ -2,7 +2,7 @@
 /*
  * conn_session.c - the connection's small answers to the sessions over it
  * (conn_session.h): its options, whether it was cancelled, its error
- * buffer, a signaled reply; and to the engines' seam (conn_engine.h): its
+ * buffer; and to the engines' seam (conn_engine.h): its
  * protection domain, capabilities, cancel flag, state and counts.
  */
 #include "conn.h"
@@ -23,11 +23,6 @@ char *rdmig__conn_errbuf(struct rdmig_conn *c)
 	return c->errmsg;
 }
 
-int rdmig__conn_reply_signaled(struct rdmig_conn *c, const struct rdmig_msg *msg)
-{
-	c->signal_next = true;
-	return rdmig_reply(c, msg);
-}
 
 struct ibv_pd *rdmig__conn_pd(const struct rdmig_conn *c)
 {

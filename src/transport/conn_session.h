@@ -21,7 +21,7 @@ bool rdmig__conn_cancelled(const struct rdmig_conn *c);
 /* conn_session.c: its error buffer (RDMIG_ERRMSG_SIZE bytes), which
  * rdmig_conn_errmsg returns: a session created over it reports there. */
 char *rdmig__conn_errbuf(struct rdmig_conn *c);
-/* conn_session.c: rdmig_reply, signaled: its own completion then says
+/* channel.c: rdmig_reply, signaled: its own completion then says
  * the peer has it, with no flush after it that a peer already gone would
  * fail. */
 int rdmig__conn_reply_signaled(struct rdmig_conn *c, const struct rdmig_msg *msg);

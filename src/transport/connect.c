@@ -164,7 +164,7 @@ static int established(struct rdmig_conn *c, const struct rdma_cm_event *ev, uin
 		rdmig__log(&c->opts, RDMIG_LOG_INFO,
 			   "the destination refused PIN_ALL: using dynamic registration");
 	c->established = true;
-	c->ready_owed = true; /* the first send waits for the destination's READY */
+	rdmig__conn_credits_start(c); /* the first send waits for the destination's READY */
 	return 0;
 }
 

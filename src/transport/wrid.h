@@ -9,7 +9,7 @@
  *
  * Control sends and receives use only the kind; RDMA writes (the migration
  * engine) carry their block and chunk so a failed write can be named.
- * Inline control sends and most writes are unsignaled (see conn.h).
+ * Inline control sends and most writes are unsignaled (see send_queue.h).
  */
 #ifndef RDMIG_WRID_H
 #define RDMIG_WRID_H
