@@ -79,7 +79,7 @@ const char *rdmig__conn_qp_state_hint(const struct rdmig_conn *c)
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
 
-	if (c->id && c->id->qp && ibv_query_qp(c->id->qp, &attr, IBV_QP_STATE, &init) == 0 &&
+	if (rdmig__cml_id(c->cm) && rdmig__cml_qp(c->cm) && ibv_query_qp(rdmig__cml_qp(c->cm), &attr, IBV_QP_STATE, &init) == 0 &&
 	    attr.qp_state == IBV_QPS_ERR)
 		return " (the connection is in error: the peer went away or a transfer failed)";
 	return "";
@@ -101,7 +101,7 @@ int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
 
 	if (c->recv[slot].posted)
 		return 0;
-	err = verbs_errno(ibv_post_recv(c->id->qp, &wr, &bad));
+	err = verbs_errno(ibv_post_recv(rdmig__cml_qp(c->cm), &wr, &bad));
 	if (err)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "ibv_post_recv (%s slot): %s%s",
 				   slot == SLOT_READY ? "READY" : "DATA", strerror(err), rdmig__conn_qp_state_hint(c));
@@ -124,12 +124,12 @@ static int check_outgoing(struct rdmig_conn *c, const struct rdmig_msg *m)
 				   "%s with len %u but no payload", rdmig_msg_type_name(m->type),
 				   m->len);
 	/* the same words as a wait that sees the disconnect, and its reason */
-	if (c->disconnected)
+	if (rdmig__cml_ended(c->cm))
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
 				   "cannot send %s: the peer disconnected (%s)",
 				   rdmig_msg_type_name(m->type),
-				   c->disconnect_reason[0] ? c->disconnect_reason : "no reason given");
-	if (!c->established)
+				   rdmig__cml_end_reason(c->cm)[0] ? rdmig__cml_end_reason(c->cm) : "no reason given");
+	if (!rdmig__cml_established(c->cm))
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE,
 				   "cannot send %s: the connection is not established",
 				   rdmig_msg_type_name(m->type));
@@ -195,7 +195,7 @@ static inline int post_send_wr(struct rdmig_conn *c, struct ibv_send_wr *wr)
 		c->refuse_left--;
 		return verbs_errno(c->refuse_ret);
 	}
-	return verbs_errno(ibv_post_send(c->id->qp, wr, &bad));
+	return verbs_errno(ibv_post_send(rdmig__cml_qp(c->cm), wr, &bad));
 }
 
 /* The provider would not post an inline send of `bytes` (err says why):
@@ -209,7 +209,7 @@ static bool inline_refused(struct rdmig_conn *c, const struct rdmig_msg *m, uint
 		rdmig__log(&c->opts, RDMIG_LOG_INFO,
 			   "%s refused an inline send of %u bytes (%s, granted %u): "
 			   "messages of %u bytes and more go copied",
-			   ibv_get_device_name(c->id->verbs->device), bytes, strerror(err),
+			   rdmig__cml_device(c->cm), bytes, strerror(err),
 			   c->inl.granted, bytes);
 	c->inline_max = bytes - 1;
 	rdmig__log(&c->opts, RDMIG_LOG_DEBUG, "inline %s of %u bytes refused (%s): copied",
@@ -495,7 +495,7 @@ int rdmig__conn_post_flush(struct rdmig_conn *c)
 		.opcode = IBV_WR_RDMA_WRITE,
 		.send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
-	int ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
+	int ret = verbs_errno(ibv_post_send(rdmig__cml_qp(c->cm), &wr, &bad));
 
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (flush): %s%s",
@@ -509,7 +509,7 @@ int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
 	int saved_timeout = c->opts.timeout_ms;
 	int ret = 0;
 
-	if (!c->established || c->disconnected || !rdmig__sq_outstanding(c->sq))
+	if (!rdmig__cml_established(c->cm) || rdmig__cml_ended(c->cm) || !rdmig__sq_outstanding(c->sq))
 		return 0;
 	if (rdmig__sq_tail_unsignaled(c->sq)) {
 		ret = rdmig__conn_sq_wait_room(c);
@@ -582,9 +582,9 @@ int rdmig_send_error(struct rdmig_conn *c)
 	 * receives before every send; between them it has none, for example
 	 * while it writes data): take either first if it comes soon. */
 	memcpy(saved, c->errmsg, sizeof(saved));
-	if (c->ready_owed && !c->disconnected)
+	if (c->ready_owed && !rdmig__cml_ended(c->cm))
 		take_owed_ready(c, ABORT_WAIT_MS);
-	else if (c->message_owed && !c->disconnected)
+	else if (c->message_owed && !rdmig__cml_ended(c->cm))
 		take_owed_message(c, ABORT_WAIT_MS);
 	ret = post_control(c, &error);
 	/* Give it a moment to leave before a disconnect could flush it; the

@@ -71,12 +71,12 @@ static int post_write_piece(struct rdmig_conn *c, const void *local, uint32_t le
 		ret = wait_window_room(c, len);
 	if (ret)
 		return ret;
-	if (c->disconnected)
+	if (rdmig__cml_ended(c->cm))
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
-				   "cannot write: the peer disconnected (%s)", c->disconnect_reason);
+				   "cannot write: the peer disconnected (%s)", rdmig__cml_end_reason(c->cm));
 	signaled = force_signal || rdmig__sq_window_signal_due(c->sq, len);
 	wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-	ret = verbs_errno(ibv_post_send(c->id->qp, &wr, &bad));
+	ret = verbs_errno(ibv_post_send(rdmig__cml_qp(c->cm), &wr, &bad));
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret),
 				   "ibv_post_send (RDMA WRITE of %u bytes to 0x%llx): %s%s", len,

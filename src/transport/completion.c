@@ -38,10 +38,8 @@ static int completion_failed(struct rdmig_conn *c, const struct ibv_wc *wc)
 	enum wrid_kind k = wrid_kind(wc->wr_id);
 
 	if (wc->status == IBV_WC_WR_FLUSH_ERR || wc->status == IBV_WC_RETRY_EXC_ERR) {
-		if (!c->disconnected)
-			snprintf(c->disconnect_reason, sizeof(c->disconnect_reason), "%s failed: %s",
-				 wrid_kind_name(k), ibv_wc_status_str(wc->status));
-		c->disconnected = true;
+		rdmig__cml_end(c->cm, "%s failed: %s", wrid_kind_name(k),
+			       ibv_wc_status_str(wc->status));
 		return 0;
 	}
 	if (rdmig__conn_error_waiting(c)) {
@@ -158,7 +156,7 @@ static int handle_cm_event(struct rdmig_conn *c)
 	struct rdma_cm_event *ev;
 	enum rdma_cm_event_type type;
 
-	if (rdma_get_cm_event(c->ec, &ev))
+	if (rdma_get_cm_event(rdmig__cml_channel(c->cm), &ev))
 		return errno == EAGAIN ? 0 : rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 							 "rdma_get_cm_event: %s", strerror(errno));
 	type = ev->event;
@@ -174,10 +172,7 @@ bool rdmig__conn_cm_event_ends(struct rdmig_conn *c, enum rdma_cm_event_type typ
 	if (type != RDMA_CM_EVENT_DISCONNECTED && type != RDMA_CM_EVENT_DEVICE_REMOVAL &&
 	    type != RDMA_CM_EVENT_TIMEWAIT_EXIT)
 		return false;
-	if (!c->disconnected)
-		snprintf(c->disconnect_reason, sizeof(c->disconnect_reason), "%s",
-			 rdma_event_str(type));
-	c->disconnected = true;
+	rdmig__cml_end(c->cm, "%s", rdma_event_str(type));
 	return true;
 }
 
@@ -195,7 +190,7 @@ static int take_cm_events(struct rdmig_conn *c)
 {
 	int ret = 0;
 
-	for (int i = 0; i < 16 && !ret && fd_readable(c->ec->fd); i++)
+	for (int i = 0; i < 16 && !ret && fd_readable(rdmig__cml_channel_fd(c->cm)); i++)
 		ret = handle_cm_event(c);
 	return ret;
 }
@@ -206,7 +201,7 @@ int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending)
 	int ret;
 
 	*pending = false;
-	if (!c->ec || !c->send_cq || !c->recv_cq)
+	if (!rdmig__cml_channel(c->cm) || !c->send_cq || !c->recv_cq)
 		return 0; /* not connected yet: no channel can have news */
 	completed = rdmig__sq_completed(c->sq);
 	/* Old channel events would keep the fd readable for nothing. */
@@ -218,7 +213,7 @@ int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending)
 		ret = arm_cqs(c);
 	if (!ret)
 		ret = rdmig__conn_reap(c);
-	*pending = c->disconnected || rdmig__conn_message_waiting(c) ||
+	*pending = rdmig__cml_ended(c->cm) || rdmig__conn_message_waiting(c) ||
 		   rdmig__sq_completed(c->sq) != completed;
 	return ret;
 }
@@ -229,7 +224,7 @@ static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 	struct pollfd fds[5] = {
 		{.fd = c->send_cc->fd, .events = POLLIN},
 		{.fd = c->recv_cc->fd, .events = POLLIN},
-		{.fd = c->ec->fd, .events = POLLIN},
+		{.fd = rdmig__cml_channel_fd(c->cm), .events = POLLIN},
 		cancel_pollfd(&c->opts),
 		{.fd = c->cancel_efd, .events = POLLIN}, /* rdmig_conn_cancel */
 	};
@@ -260,7 +255,7 @@ static int disconnected_code(struct rdmig_conn *c, const char *what)
 	/* Not necessarily an error: a source ends a migration this way.
 	 * The caller decides; log it at INFO only. */
 	snprintf(c->errmsg, sizeof(c->errmsg), "the peer disconnected while we waited for %s%s%s",
-		 what, c->disconnect_reason[0] ? ": " : "", c->disconnect_reason);
+		 what, rdmig__cml_end_reason(c->cm)[0] ? ": " : "", rdmig__cml_end_reason(c->cm));
 	rdmig__log(&c->opts, RDMIG_LOG_INFO, "%s", c->errmsg);
 	return RDMIG_EDISCONNECTED;
 }
@@ -276,7 +271,7 @@ int rdmig__conn_check(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, 
 		ret = rdmig__conn_reap(c);
 	if (ret || cond(c, arg))
 		return ret;
-	return c->disconnected ? disconnected_code(c, what) : RDMIG_EAGAIN;
+	return rdmig__cml_ended(c->cm) ? disconnected_code(c, what) : RDMIG_EAGAIN;
 }
 
 int rdmig__conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, const char *what)
@@ -292,9 +287,9 @@ int rdmig__conn_wait(struct rdmig_conn *c, conn_cond_fn cond, const void *arg, c
 			return ret;
 		/* Busy-poll a little first: most answers come within microseconds,
 		 * and waking from poll(2) can cost a scheduler tick. */
-		if (spin_until && !c->disconnected && rdmig__now_us() < spin_until)
+		if (spin_until && !rdmig__cml_ended(c->cm) && rdmig__now_us() < spin_until)
 			continue;
-		if (c->disconnected)
+		if (rdmig__cml_ended(c->cm))
 			return disconnected_code(c, what);
 		/* Arm, then look once more: a completion may have slipped in between. */
 		ret = arm_cqs(c);

@@ -24,6 +24,7 @@
 #include "send_queue.h"
 #include "admission.h"
 #include "qp_attr.h"
+#include "cm_link.h"
 
 /* The engines (engine.h) reach a connection only through engine_io.h. */
 #ifdef RDMIG_ENGINE_H
@@ -57,13 +58,9 @@ struct rdmig_conn {
 	char errmsg[RDMIG_ERRMSG_SIZE];
 	enum conn_role role;
 
-	/* rdma_cm: connect.c and listen.c make it; completion.c marks its
-	 * end (a DISCONNECTED event, or a flushed completion) */
-	struct rdma_event_channel *ec; /* this connection's own channel */
-	struct rdma_cm_id *id;
-	bool established;
-	bool disconnected; /* DISCONNECTED (or worse) seen */
-	char disconnect_reason[128];
+	/* the rdma_cm side (cm_link.h, its one owner): the event channel,
+	 * the cm_id, established, ended and why; made with the handle */
+	struct rdmig_cm_link *cm;
 
 	/* verbs resources (verbs_res.c) */
 	struct ibv_pd *pd;

@@ -45,8 +45,8 @@ static int open_set(struct rdmig_conn *c)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "eventfd: %s",
 				   strerror(errno));
 	ret = watch(c, c->kickfd, "kick");
-	if (!ret && c->ec)
-		ret = watch(c, c->ec->fd, "rdma_cm");
+	if (!ret && rdmig__cml_channel(c->cm))
+		ret = watch(c, rdmig__cml_channel_fd(c->cm), "rdma_cm");
 	if (!ret && c->send_cc)
 		ret = watch(c, c->send_cc->fd, "send");
 	if (!ret && c->recv_cc)

@@ -41,7 +41,7 @@ const atomic_bool *rdmig__conn_cancel_flag(const struct rdmig_conn *c)
 
 bool rdmig__conn_established(const struct rdmig_conn *c)
 {
-	return c->established;
+	return rdmig__cml_established(c->cm);
 }
 
 uint64_t rdmig__conn_writes_signaled(const struct rdmig_conn *c)

@@ -45,7 +45,7 @@ static int expect_event(struct rdmig_conn *c, enum rdma_cm_event_type want, char
 			size_t detail_len)
 {
 	struct rdma_cm_event *ev;
-	int err = rdmig__cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
+	int err = rdmig__cm_event_wait_cancellable(rdmig__cml_channel(c->cm), c->opts.timeout_ms, &c->opts, &ev);
 
 	if (err) {
 		snprintf(detail, detail_len, "waiting for %s: %s", rdma_event_str(want),
@@ -72,14 +72,14 @@ static void format_addr(const struct sockaddr *sa, char *buf, size_t len)
 	snprintf(buf, len, sa->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, serv);
 }
 
-/* Resolve address and route of one candidate; on success c->id is set. */
+/* Resolve address and route of one candidate; on success rdmig__cml_id(c->cm) is set. */
 static int try_address(struct rdmig_conn *c, const struct rdma_addrinfo *ai, char *detail,
 		       size_t detail_len)
 {
 	struct rdma_cm_id *id;
 	int ret;
 
-	if (rdma_create_id(c->ec, &id, c, RDMA_PS_TCP)) {
+	if (rdma_create_id(rdmig__cml_channel(c->cm), &id, c, RDMA_PS_TCP)) {
 		int err = errno;
 		snprintf(detail, detail_len, "rdma_create_id: %s", strerror(err));
 		return rdmig__syserr(err);
@@ -88,7 +88,7 @@ static int try_address(struct rdmig_conn *c, const struct rdma_addrinfo *ai, cha
 		snprintf(detail, detail_len, "rdma_resolve_addr: %s", strerror(errno));
 		ret = RDMIG_EADDR;
 	} else {
-		c->id = id; /* expect_event reads events of this id */
+		rdmig__cml_set_id(c->cm, id); /* expect_event reads events of this id */
 		ret = expect_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, detail, detail_len);
 		if (!ret && rdma_resolve_route(id, RESOLVE_TIMEOUT_MS)) {
 			snprintf(detail, detail_len, "rdma_resolve_route: %s", strerror(errno));
@@ -99,7 +99,7 @@ static int try_address(struct rdmig_conn *c, const struct rdma_addrinfo *ai, cha
 	}
 	if (ret) {
 		rdma_destroy_id(id);
-		c->id = NULL;
+		rdmig__cml_set_id(c->cm, NULL);
 	}
 	return ret;
 }
@@ -163,7 +163,7 @@ static int established(struct rdmig_conn *c, const struct rdma_cm_event *ev, uin
 	if ((asked & RDMIG_CAP_PIN_ALL) && !(c->caps.flags & RDMIG_CAP_PIN_ALL))
 		rdmig__log(&c->opts, RDMIG_LOG_INFO,
 			   "the destination refused PIN_ALL: using dynamic registration");
-	c->established = true;
+	rdmig__cml_establish(c->cm);
 	rdmig__conn_credits_start(c); /* the first send waits for the destination's READY */
 	return 0;
 }
@@ -183,11 +183,11 @@ static int connect_with_caps(struct rdmig_conn *c)
 	int err, ret;
 
 	rdmig_encode_caps(&caps, pdata);
-	rdmig__qp_transport_set(c->id, &c->opts);
-	if (rdma_connect(c->id, &param))
+	rdmig__qp_transport_set(rdmig__cml_id(c->cm), &c->opts);
+	if (rdma_connect(rdmig__cml_id(c->cm), &param))
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "rdma_connect: %s",
 				   strerror(errno));
-	err = rdmig__cm_event_wait_cancellable(c->ec, c->opts.timeout_ms, &c->opts, &ev);
+	err = rdmig__cm_event_wait_cancellable(rdmig__cml_channel(c->cm), c->opts.timeout_ms, &c->opts, &ev);
 	if (err)
 		return rdmig__fail(&c->opts, c->errmsg, wait_errcode(err),
 				   "waiting for the destination to accept: %s", strerror(err));
@@ -215,15 +215,15 @@ int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port)
 		return RDMIG_EINVAL;
 	if (!host || !port)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EINVAL, "connect needs host and port");
-	if (c->ec || c->role != ROLE_SOURCE)
+	if (rdmig__cml_channel(c->cm) || c->role != ROLE_SOURCE)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE,
 				   "rdmig_connect: this handle was already used");
-	c->ec = rdmig__cm_channel_create();
-	if (!c->ec)
-		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
+	ret = rdmig__cml_open_channel(c->cm);
+	if (ret)
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret),
 				   "rdma_create_event_channel: %s (is rdma_ucm loaded?)",
-				   strerror(errno));
-	ret = rdmig__conn_fd_watch(c, c->ec->fd, "rdma_cm");
+				   strerror(ret));
+	ret = rdmig__conn_fd_watch(c, rdmig__cml_channel_fd(c->cm), "rdma_cm");
 	if (!ret)
 		ret = resolve(c, host, port);
 	if (!ret)
@@ -250,7 +250,7 @@ int rdmig__conn_close_after_end(struct rdmig_conn *c)
 {
 	int ret;
 
-	if (!c->id || !c->established || c->disconnected)
+	if (!rdmig__cml_live(c->cm))
 		return 0;
 	if ((ret = rdmig__conn_flush_sends(c, 0)))
 		return ret;
@@ -262,20 +262,20 @@ int rdmig__conn_disconnect_and_wait(struct rdmig_conn *c)
 	int wait_ms = c->opts.timeout_ms > 0 ? c->opts.timeout_ms : CLOSE_WAIT_UNTIMED_MS;
 	long long deadline;
 
-	if (!c->id || !c->established || c->disconnected)
+	if (!rdmig__cml_live(c->cm))
 		return 0;
-	if (rdma_disconnect(c->id))
+	if (rdma_disconnect(rdmig__cml_id(c->cm)))
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "rdma_disconnect: %s",
 				   strerror(errno));
 	deadline = rdmig__now_ms() + wait_ms;
-	while (!c->disconnected) {
+	while (!rdmig__cml_ended(c->cm)) {
 		long long left = deadline - rdmig__now_ms();
 		struct rdma_cm_event *ev;
 		int err;
 
 		if (left <= 0)
 			break;
-		err = rdmig__cm_event_wait_cancellable(c->ec, (int)left, &c->opts, &ev);
+		err = rdmig__cm_event_wait_cancellable(rdmig__cml_channel(c->cm), (int)left, &c->opts, &ev);
 		if (err == ETIMEDOUT)
 			break;
 		if (err)
@@ -285,7 +285,7 @@ int rdmig__conn_disconnect_and_wait(struct rdmig_conn *c)
 		rdmig__conn_cm_event_ends(c, ev->event);
 		rdma_ack_cm_event(ev);
 	}
-	if (!c->disconnected)
+	if (!rdmig__cml_ended(c->cm))
 		/* Everything we sent was acknowledged by the peer's device:
 		 * what it does with it is its own to report. */
 		rdmig__log(&c->opts, RDMIG_LOG_INFO, "the peer did not answer our disconnect "
@@ -297,16 +297,12 @@ void rdmig_conn_destroy(struct rdmig_conn *c)
 {
 	if (!c)
 		return;
-	if (c->id && c->established && !c->disconnected) {
+	if (rdmig__cml_live(c->cm)) {
 		rdmig__conn_flush_sends(c, 2000); /* best effort: a clean close */
-		rdma_disconnect(c->id);
+		rdma_disconnect(rdmig__cml_id(c->cm));
 	}
-	if (c->id)
-		rdmig__conn_res_destroy(c);
-	if (c->id)
-		rdma_destroy_id(c->id);
-	if (c->ec)
-		rdma_destroy_event_channel(c->ec);
+	rdmig__conn_res_destroy(c); /* the QP, before its cm_id */
+	rdmig__cml_destroy(c->cm);
 	rdmig__conn_fd_close(c);
 	if (c->cancel_efd >= 0)
 		close(c->cancel_efd);
@@ -357,7 +353,7 @@ int rdmig_conn_peer_addr(const struct rdmig_conn *c, struct sockaddr_storage *ou
 	if (!c || !out)
 		return RDMIG_EINVAL;
 	memset(out, 0, sizeof(*out));
-	if (!c->id || !(sa = rdma_get_peer_addr(c->id)))
+	if (!rdmig__cml_id(c->cm) || !(sa = rdma_get_peer_addr(rdmig__cml_id(c->cm))))
 		return RDMIG_ESTATE;
 	if (sa->sa_family == AF_INET)
 		len = sizeof(struct sockaddr_in);
@@ -379,5 +375,5 @@ void rdmig_conn_inline(const struct rdmig_conn *c, struct rdmig_inline_info *inf
 
 const char *rdmig_conn_device(const struct rdmig_conn *c)
 {
-	return c && c->id && c->id->verbs ? ibv_get_device_name(c->id->verbs->device) : "";
+	return c && rdmig__cml_id(c->cm) && rdmig__cml_id(c->cm)->verbs ? rdmig__cml_device(c->cm) : "";
 }

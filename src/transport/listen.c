@@ -306,8 +306,8 @@ static int send_accept(struct rdmig_conn *c)
 	};
 
 	rdmig_encode_caps(&c->caps, echo);
-	rdmig__qp_transport_set(c->id, &c->opts); /* on the request's id: rdma_accept moves its QP to RTS */
-	if (rdma_accept(c->id, &param))
+	rdmig__qp_transport_set(rdmig__cml_id(c->cm), &c->opts); /* on the request's id: rdma_accept moves its QP to RTS */
+	if (rdma_accept(rdmig__cml_id(c->cm), &param))
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
 				   "rdma_accept: %s (the requester went away?)", strerror(errno));
 	return 0;
@@ -334,14 +334,14 @@ static int start_handshake(struct rdmig_listener *l, struct rdma_cm_id *id,
 	}
 	rdmig__admission_hold_slot(&c->admission, l->adm); /* the connection's from here */
 	c->caps = *caps;
-	c->id = id; /* on the listener's channel until ESTABLISHED */
+	rdmig__cml_set_id(c->cm, id); /* on the listener's channel until ESTABLISHED */
 	id->context = c;
-	c->ec = rdmig__cm_channel_create();
-	if (!c->ec)
-		ret = rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
-				  "creating the connection's event channel: %s", strerror(errno));
+	ret = rdmig__cml_open_channel(c->cm);
+	if (ret)
+		ret = rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret),
+				  "creating the connection's event channel: %s", strerror(ret));
 	if (!ret)
-		ret = rdmig__conn_fd_watch(c, c->ec->fd, "rdma_cm");
+		ret = rdmig__conn_fd_watch(c, rdmig__cml_channel_fd(c->cm), "rdma_cm");
 	if (!ret)
 		ret = rdmig__conn_res_create(c);
 	if (!ret)
@@ -372,14 +372,14 @@ static int start_handshake(struct rdmig_listener *l, struct rdma_cm_id *id,
  * that its waits see only its events, and is the caller's. */
 static int establish(struct rdmig_listener *l, struct rdmig_conn *c, struct rdmig_conn **out)
 {
-	if (rdma_migrate_id(c->id, c->ec)) {
+	if (rdma_migrate_id(rdmig__cml_id(c->cm), rdmig__cml_channel(c->cm))) {
 		int ret = rdmig__fail(&l->opts, l->errmsg, rdmig__syserr(errno),
 				      "giving the connection its own event channel: %s",
 				      strerror(errno));
 		rdmig_conn_destroy(c);
 		return ret;
 	}
-	c->established = true;
+	rdmig__cml_establish(c->cm);
 	*out = c;
 	return 0;
 }

@@ -32,6 +32,8 @@ int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct
 	c->role = role;
 	c->cap_version = RDMIG_CAP_VERSION;
 	ret = rdmig__opts_copy(&c->opts, opts, c->errmsg);
+	if (!ret && !(c->cm = rdmig__cml_create()))
+		ret = rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM, "cannot allocate a connection");
 	if (ret) {
 		/* No handle on failure; the reason went to the log callback. */
 		if (errmsg)
@@ -76,13 +78,13 @@ static int set_nonblock(int fd)
 static int cm_create_qp(void *ctx, struct ibv_qp_init_attr *attr)
 {
 	struct rdmig_conn *c = ctx;
-	return rdma_create_qp(c->id, c->pd, attr) ? errno : 0;
+	return rdma_create_qp(rdmig__cml_id(c->cm), c->pd, attr) ? errno : 0;
 }
 
 static void cm_destroy_qp(void *ctx)
 {
 	struct rdmig_conn *c = ctx;
-	rdma_destroy_qp(c->id);
+	rdma_destroy_qp(rdmig__cml_id(c->cm));
 }
 
 /*
@@ -121,13 +123,13 @@ static int create_qp(struct rdmig_conn *c)
 				   "the peer went away before its connection was set up: "
 				   "rdma_create_qp on %s refuses its connection (%s), while the "
 				   "device creates the same QP without it (not an inline limit)",
-				   ibv_get_device_name(c->id->verbs->device),
+				   rdmig__cml_device(c->cm),
 				   strerror(res.last_errno));
 	if (failed)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(res.last_errno),
 				   "rdma_create_qp on %s failed at every inline request (last: "
 				   "max_inline_data=%u max_send_wr=%u max_send_sge=%u max_recv_wr=%u): %s",
-				   ibv_get_device_name(c->id->verbs->device), res.asked.max_inline_data,
+				   rdmig__cml_device(c->cm), res.asked.max_inline_data,
 				   res.asked.max_send_wr, res.asked.max_send_sge, res.asked.max_recv_wr,
 				   strerror(res.last_errno));
 	c->qp_created = true;
@@ -135,7 +137,7 @@ static int create_qp(struct rdmig_conn *c)
 	c->inline_max = res.info.granted;
 	rdmig__log(&c->opts, RDMIG_LOG_DEBUG,
 		   "%s: inline asked %u, granted %u after %u tries (written back %u)",
-		   ibv_get_device_name(c->id->verbs->device), res.info.asked, res.info.granted,
+		   rdmig__cml_device(c->cm), res.info.asked, res.info.granted,
 		   res.info.tries, res.info.written_back);
 	return 0;
 }
@@ -143,7 +145,7 @@ static int create_qp(struct rdmig_conn *c)
 static int create_cq(struct rdmig_conn *c, struct ibv_comp_channel **cc, struct ibv_cq **cq,
 		     int cqe, const char *what)
 {
-	struct ibv_context *verbs = c->id->verbs;
+	struct ibv_context *verbs = rdmig__cml_id(c->cm)->verbs;
 	int ret;
 
 	*cc = ibv_create_comp_channel(verbs);
@@ -194,7 +196,7 @@ int rdmig__conn_res_create(struct rdmig_conn *c)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM,
 				   "cannot allocate the send queue's ledger");
 
-	c->pd = ibv_alloc_pd(c->id->verbs);
+	c->pd = ibv_alloc_pd(rdmig__cml_id(c->cm)->verbs);
 	if (!c->pd)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "ibv_alloc_pd: %s",
 				   strerror(errno));
@@ -211,7 +213,7 @@ int rdmig__conn_res_create(struct rdmig_conn *c)
 void rdmig__conn_res_destroy(struct rdmig_conn *c)
 {
 	if (c->qp_created) {
-		rdma_destroy_qp(c->id);
+		rdma_destroy_qp(rdmig__cml_id(c->cm));
 		c->qp_created = false;
 	}
 	if (c->buf_mr)

@@ -50,7 +50,7 @@ static int post_and_wait(struct rdmig_conn *c, struct ibv_send_wr *wr, void *buf
 	wr->send_flags = IBV_SEND_SIGNALED;
 	ret = rdmig__conn_sq_wait_room(c);
 	if (!ret) {
-		err = verbs_errno(ibv_post_send(c->id->qp, wr, &bad));
+		err = verbs_errno(ibv_post_send(rdmig__cml_qp(c->cm), wr, &bad));
 		if (err)
 			ret = rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "raw: ibv_post_send: %s",
 					  strerror(err));

@@ -792,7 +792,7 @@ static int raw_rdma(struct rdmig_conn *c, enum ibv_wr_opcode op, uint64_t remote
 				 .wr.rdma = {.remote_addr = remote, .rkey = rkey}}, *bad;
 	long long deadline = now_ms() + 10000;
 
-	if (ibv_post_send(c->id->qp, &wr, &bad))
+	if (ibv_post_send(rdmig__cml_qp(c->cm), &wr, &bad))
 		return -1;
 	while (now_ms() < deadline) {
 		struct ibv_wc wc;

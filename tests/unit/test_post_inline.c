@@ -90,8 +90,8 @@ static struct rdmig_conn *fake_conn(uint32_t granted)
 	env.mr.lkey = 0x5eed;
 	if (rdmig__conn_alloc(NULL, ROLE_DEST, &c, NULL))
 		abort();
-	c->id = &env.id;
-	c->established = true;
+	rdmig__cml_set_id(c->cm, &env.id);
+	rdmig__cml_establish(c->cm);
 	c->bufs = calloc(SLOT_COUNT, RDMIG_CONTROL_BUFFER);
 	c->sq = rdmig__sq_create(c->opts.max_send_wr);
 	if (!c->bufs || !c->sq)
@@ -105,6 +105,8 @@ static void free_conn(struct rdmig_conn *c)
 {
 	free(c->bufs);
 	rdmig__sq_destroy(c->sq);
+	rdmig__cml_set_id(c->cm, NULL); /* the fake id is not rdma_cm's */
+	rdmig__cml_destroy(c->cm);
 	free(c);
 }
 
