@@ -16,6 +16,7 @@
  * either way.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "completion.h"
 #include "inline_ladder.h"
@@ -23,22 +24,56 @@
 #include "testhooks.h"
 #include "wrid.h"
 
+struct recv_slot {
+	bool posted;
+	bool done;         /* completed, not yet consumed */
+	uint32_t byte_len; /* of the completion */
+};
+
+/* The channel's state, edited here alone: the receive slots, the READY
+ * credits, the copied send's buffer, and what became of inline posts. */
+struct rdmig_channel {
+	struct recv_slot recv[2]; /* SLOT_READY, SLOT_DATA */
+	bool ready_owed;   /* a READY must arrive before the next send */
+	bool message_owed; /* we sent READY; the peer's message has not arrived */
+	bool signal_next;  /* the next control send is signaled, due or not */
+	uint64_t send_buf_seq; /* sequence of the last copied control send */
+	/* 0, or the most an inline send may carry (header + payload) once
+	 * the provider refused one of more: such messages go copied */
+	uint32_t inline_lowered;
+	uint32_t inline_refusals; /* inline posts refused, then copied */
+	/* tests (testhooks.h): the next refuse_left inline posts return
+	 * refuse_ret, as a provider's post_send would, without posting */
+	int refuse_ret;
+	uint32_t refuse_left;
+};
+
+struct rdmig_channel *rdmig__channel_create(void)
+{
+	return calloc(1, sizeof(struct rdmig_channel));
+}
+
+void rdmig__channel_destroy(struct rdmig_channel *ch)
+{
+	free(ch);
+}
+
 static bool recv_done(const struct rdmig_conn *c, const void *arg)
 {
 	const enum conn_slot *slot = arg;
-	return c->recv[*slot].done;
+	return c->ch->recv[*slot].done;
 }
 
 void rdmig__conn_recv_completed(struct rdmig_conn *c, enum conn_slot slot, uint32_t byte_len)
 {
-	c->recv[slot].posted = false;
-	c->recv[slot].done = true;
-	c->recv[slot].byte_len = byte_len;
+	c->ch->recv[slot].posted = false;
+	c->ch->recv[slot].done = true;
+	c->ch->recv[slot].byte_len = byte_len;
 }
 
 bool rdmig__conn_message_waiting(const struct rdmig_conn *c)
 {
-	return c->recv[SLOT_READY].done || c->recv[SLOT_DATA].done;
+	return c->ch->recv[SLOT_READY].done || c->ch->recv[SLOT_DATA].done;
 }
 
 bool rdmig__conn_error_waiting(const struct rdmig_conn *c)
@@ -46,9 +81,9 @@ bool rdmig__conn_error_waiting(const struct rdmig_conn *c)
 	for (int slot = SLOT_READY; slot <= SLOT_DATA; slot++) {
 		struct rdmig_header h;
 
-		if (!c->recv[slot].done || c->recv[slot].byte_len < RDMIG_HEADER_SIZE)
+		if (!c->ch->recv[slot].done || c->ch->recv[slot].byte_len < RDMIG_HEADER_SIZE)
 			continue;
-		rdmig_decode_header(conn_slot_buf_const(c, (enum conn_slot)slot), &h);
+		rdmig_decode_header(conn_slot_buf(c, (enum conn_slot)slot), &h);
 		if (h.type == RDMIG_MSG_ERROR)
 			return true;
 	}
@@ -57,32 +92,18 @@ bool rdmig__conn_error_waiting(const struct rdmig_conn *c)
 
 void rdmig__conn_credits_start(struct rdmig_conn *c)
 {
-	c->ready_owed = true;
+	c->ch->ready_owed = true;
 }
 
 int rdmig__conn_reply_signaled(struct rdmig_conn *c, const struct rdmig_msg *msg)
 {
-	c->signal_next = true;
+	c->ch->signal_next = true;
 	return rdmig_reply(c, msg);
 }
 
 static bool send_buf_free(const struct rdmig_conn *c, const void *arg)
 {
-	return rdmig__sq_completed(c->sq) >= c->send_buf_seq;
-}
-
-/* A post fails when the QP went to the error state before its completions
- * said so (a peer killed mid-transfer): say that, not only the errno the
- * provider chose for it (EINVAL, ENOTCONN, ...). */
-const char *rdmig__conn_qp_state_hint(const struct rdmig_conn *c)
-{
-	struct ibv_qp_attr attr;
-	struct ibv_qp_init_attr init;
-
-	if (rdmig__cml_id(c->cm) && rdmig__cml_qp(c->cm) && ibv_query_qp(rdmig__cml_qp(c->cm), &attr, IBV_QP_STATE, &init) == 0 &&
-	    attr.qp_state == IBV_QPS_ERR)
-		return " (the connection is in error: the peer went away or a transfer failed)";
-	return "";
+	return rdmig__sq_completed(c->sq) >= c->ch->send_buf_seq;
 }
 
 int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
@@ -90,7 +111,7 @@ int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)conn_slot_buf(c, slot),
 		.length = RDMIG_CONTROL_BUFFER,
-		.lkey = c->buf_mr->lkey,
+		.lkey = rdmig__vres_buf_mr(c->res)->lkey,
 	};
 	struct ibv_recv_wr wr = {
 		.wr_id = wrid_make(slot == SLOT_READY ? WRID_RECV_READY : WRID_RECV_DATA, 0, 0),
@@ -99,14 +120,14 @@ int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
 	}, *bad;
 	int err;
 
-	if (c->recv[slot].posted)
+	if (c->ch->recv[slot].posted)
 		return 0;
 	err = verbs_errno(ibv_post_recv(rdmig__cml_qp(c->cm), &wr, &bad));
 	if (err)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "ibv_post_recv (%s slot): %s%s",
-				   slot == SLOT_READY ? "READY" : "DATA", strerror(err), rdmig__conn_qp_state_hint(c));
-	c->recv[slot].posted = true;
-	c->recv[slot].done = false;
+				   slot == SLOT_READY ? "READY" : "DATA", strerror(err), rdmig__cml_qp_error_hint(c->cm));
+	c->ch->recv[slot].posted = true;
+	c->ch->recv[slot].done = false;
 	return 0;
 }
 
@@ -165,7 +186,7 @@ static int copy_sge(struct rdmig_conn *c, struct ibv_sge *sge, const uint8_t *hd
 	*sge = (struct ibv_sge){
 		.addr = (uintptr_t)buf,
 		.length = RDMIG_HEADER_SIZE + m->len,
-		.lkey = c->buf_mr->lkey,
+		.lkey = rdmig__vres_buf_mr(c->res)->lkey,
 	};
 	return 0;
 }
@@ -191,9 +212,9 @@ static inline int post_send_wr(struct rdmig_conn *c, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad;
 
-	if (c->refuse_left && (wr->send_flags & IBV_SEND_INLINE)) {
-		c->refuse_left--;
-		return verbs_errno(c->refuse_ret);
+	if (c->ch->refuse_left && (wr->send_flags & IBV_SEND_INLINE)) {
+		c->ch->refuse_left--;
+		return verbs_errno(c->ch->refuse_ret);
 	}
 	return verbs_errno(ibv_post_send(rdmig__cml_qp(c->cm), wr, &bad));
 }
@@ -205,13 +226,13 @@ static bool inline_refused(struct rdmig_conn *c, const struct rdmig_msg *m, uint
 {
 	if (!rdmig__inline_post_refused(err))
 		return false;
-	if (!c->inline_refusals++)
+	if (!c->ch->inline_refusals++)
 		rdmig__log(&c->opts, RDMIG_LOG_INFO,
 			   "%s refused an inline send of %u bytes (%s, granted %u): "
 			   "messages of %u bytes and more go copied",
 			   rdmig__cml_device(c->cm), bytes, strerror(err),
-			   c->inl.granted, bytes);
-	c->inline_max = bytes - 1;
+			   rdmig__vres_inline(c->res)->granted, bytes);
+	c->ch->inline_lowered = bytes - 1;
 	rdmig__log(&c->opts, RDMIG_LOG_DEBUG, "inline %s of %u bytes refused (%s): copied",
 		   rdmig_msg_type_name(m->type), bytes, strerror(err));
 	return true;
@@ -219,18 +240,42 @@ static bool inline_refused(struct rdmig_conn *c, const struct rdmig_msg *m, uint
 
 void rdmig__conn_refuse_inline(struct rdmig_conn *c, int ret, uint32_t count)
 {
-	c->refuse_ret = ret;
-	c->refuse_left = count;
+	c->ch->refuse_ret = ret;
+	c->ch->refuse_left = count;
 }
 
 uint32_t rdmig__conn_inline_refusals(const struct rdmig_conn *c)
 {
-	return c->inline_refusals;
+	return c->ch->inline_refusals;
+}
+
+bool rdmig__conn_slot_done(const struct rdmig_conn *c, enum conn_slot s)
+{
+	return c->ch->recv[s].done;
+}
+
+uint32_t rdmig__conn_slot_take(struct rdmig_conn *c, enum conn_slot s)
+{
+	c->ch->recv[s].done = false;
+	return c->ch->recv[s].byte_len;
+}
+
+bool rdmig__conn_ready_owed(const struct rdmig_conn *c)
+{
+	return c->ch->ready_owed;
+}
+
+void rdmig__conn_set_ready_owed(struct rdmig_conn *c, bool owed)
+{
+	c->ch->ready_owed = owed;
 }
 
 uint32_t rdmig__conn_inline_max(const struct rdmig_conn *c)
 {
-	return c->inline_max;
+	uint32_t granted = rdmig__vres_inline(c->res)->granted;
+	uint32_t lowered = c->ch->inline_lowered;
+
+	return lowered && lowered < granted ? lowered : granted;
 }
 
 /* Post one control message (no credit logic).  A copied send is signaled:
@@ -245,7 +290,7 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 	uint8_t buf[RDMIG_INLINE_REQUEST_MAX];
 	struct rdmig_header h = {.len = m->len, .type = m->type, .repeat = m->repeat};
 	uint32_t bytes = RDMIG_HEADER_SIZE + m->len;
-	bool inl = bytes <= c->inline_max && bytes <= sizeof(buf);
+	bool inl = bytes <= rdmig__conn_inline_max(c) && bytes <= sizeof(buf);
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = {.opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1};
 	bool signaled = true;
@@ -258,7 +303,7 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 		return ret;
 	rdmig_encode_header(&h, buf);
 	if (inl) {
-		signaled = c->signal_next || rdmig__sq_signal_due(c->sq);
+		signaled = c->ch->signal_next || rdmig__sq_signal_due(c->sq);
 		inline_sge(&sge, buf, m);
 		wr.send_flags = IBV_SEND_INLINE | (signaled ? IBV_SEND_SIGNALED : 0);
 		wr.wr_id = wrid_make(WRID_SEND_INLINE, 0, 0);
@@ -278,11 +323,11 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (%s, %u bytes, %s): %s%s",
 				   rdmig_msg_type_name(m->type), bytes, inl ? "inline" : "copied",
-				   strerror(ret), rdmig__conn_qp_state_hint(c));
+				   strerror(ret), rdmig__cml_qp_error_hint(c->cm));
 	seq = rdmig__sq_record(c->sq, signaled, 0);
-	c->signal_next = false;
+	c->ch->signal_next = false;
 	if (!inl)
-		c->send_buf_seq = seq;
+		c->ch->send_buf_seq = seq;
 	count_sent(c, m->type, inl, bytes);
 	return 0;
 }
@@ -297,12 +342,12 @@ static int take_message(struct rdmig_conn *c, enum conn_slot slot, uint32_t expe
 
 	if (ret)
 		return ret;
-	c->recv[slot].done = false;
-	c->counters.bytes_received += c->recv[slot].byte_len;
-	ret = rdmig_msg_parse(conn_slot_buf(c, slot), c->recv[slot].byte_len, expect, &m, why,
+	c->ch->recv[slot].done = false;
+	c->counters.bytes_received += c->ch->recv[slot].byte_len;
+	ret = rdmig_msg_parse(conn_slot_buf(c, slot), c->ch->recv[slot].byte_len, expect, &m, why,
 			      sizeof(why));
 	if (slot == SLOT_READY)
-		c->message_owed = false;
+		c->ch->message_owed = false;
 	if (ret == RDMIG_EPEER) {
 		c->counters.received[RDMIG_MSG_ERROR]++;
 		return rdmig__fail(&c->opts, c->errmsg, ret,
@@ -324,7 +369,7 @@ static int exchange_send(struct rdmig_conn *c, const struct rdmig_msg *m, bool w
 {
 	int ret = check_outgoing(c, m);
 
-	if (!ret && c->ready_owed)
+	if (!ret && c->ch->ready_owed)
 		ret = take_message(c, SLOT_READY, RDMIG_MSG_READY, NULL, "the peer's READY");
 	if (!ret && want_reply)
 		ret = rdmig__conn_post_recv(c, SLOT_DATA);
@@ -333,7 +378,7 @@ static int exchange_send(struct rdmig_conn *c, const struct rdmig_msg *m, bool w
 	if (!ret)
 		ret = post_control(c, m);
 	if (!ret)
-		c->ready_owed = true;
+		c->ch->ready_owed = true;
 	return ret;
 }
 
@@ -381,13 +426,13 @@ static int give_ready(struct rdmig_conn *c)
 	static const struct rdmig_msg ready = {.type = RDMIG_MSG_READY, .repeat = 1};
 	int ret;
 
-	if (c->message_owed)
+	if (c->ch->message_owed)
 		return 0;
 	ret = rdmig__conn_post_recv(c, SLOT_READY);
 	if (!ret)
 		ret = post_control(c, &ready);
 	if (!ret)
-		c->message_owed = true;
+		c->ch->message_owed = true;
 	return ret;
 }
 
@@ -437,7 +482,7 @@ int rdmig__conn_take_unasked(struct rdmig_conn *c, uint32_t expect, int timeout_
 
 	if (ret)
 		return ret;
-	if (!c->recv[SLOT_READY].posted && !c->recv[SLOT_READY].done)
+	if (!c->ch->recv[SLOT_READY].posted && !c->ch->recv[SLOT_READY].done)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE,
 				   "no receive is posted for %s", what);
 	c->opts.timeout_ms = timeout_ms;
@@ -469,70 +514,6 @@ int rdmig_reply(struct rdmig_conn *c, const struct rdmig_msg *msg)
 	return post_control(c, msg);
 }
 
-static bool sends_done(const struct rdmig_conn *c, const void *arg)
-{
-	(void)arg;
-	return rdmig__sq_outstanding(c->sq) == 0;
-}
-
-/* Done, or some send completed since *arg (the ledger's completed then). */
-static bool sends_done_or_moved(const struct rdmig_conn *c, const void *arg)
-{
-	return sends_done(c, NULL) || rdmig__sq_completed(c->sq) != *(const uint64_t *)arg;
-}
-
-/* Unsignaled WRs complete only with a later signaled one: when the newest
- * WR is unsignaled, post a signaled zero-length RDMA WRITE (it needs no
- * memory key and touches no memory) so that the wait below can end.  A
- * signaled WR in flight is not enough: it reports only itself and the WRs
- * before it, and those after it would stay outstanding until the timeout
- * (seen on siw: a write signaled because one was due, then a span record,
- * then the end of the iteration). */
-int rdmig__conn_post_flush(struct rdmig_conn *c)
-{
-	struct ibv_send_wr wr = {
-		.wr_id = wrid_make(WRID_FLUSH, 0, 0),
-		.opcode = IBV_WR_RDMA_WRITE,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-	int ret = verbs_errno(ibv_post_send(rdmig__cml_qp(c->cm), &wr, &bad));
-
-	if (ret)
-		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (flush): %s%s",
-				   strerror(ret), rdmig__conn_qp_state_hint(c));
-	rdmig__sq_record(c->sq, true, 0);
-	return 0;
-}
-
-int rdmig__conn_flush_sends(struct rdmig_conn *c, int timeout_ms)
-{
-	int saved_timeout = c->opts.timeout_ms;
-	int ret = 0;
-
-	if (!rdmig__cml_established(c->cm) || rdmig__cml_ended(c->cm) || !rdmig__sq_outstanding(c->sq))
-		return 0;
-	if (rdmig__sq_tail_unsignaled(c->sq)) {
-		ret = rdmig__conn_sq_wait_room(c);
-		if (!ret)
-			ret = rdmig__conn_post_flush(c);
-		if (ret)
-			return ret;
-	}
-	if (timeout_ms > 0)
-		c->opts.timeout_ms = timeout_ms;
-	/* The timeout bounds a wait without progress, not the whole tail: a
-	 * lossy or slow path (retransmissions, 10 ms of delay) can take longer
-	 * than one timeout to drain a send queue full of chunk writes that
-	 * all complete in the end. */
-	do {
-		uint64_t seen = rdmig__sq_completed(c->sq);
-
-		ret = rdmig__conn_wait(c, sends_done_or_moved, &seen, "the last sends to complete");
-	} while (!ret && !sends_done(c, NULL));
-	c->opts.timeout_ms = saved_timeout;
-	return ret;
-}
-
 /* How long an aborting side waits for its owed READY (or message), and
  * then for its ERROR to leave.  The READY can be queued behind a whole
  * chunk of writes and a registration (with 32 MiB chunks on rxe in the
@@ -550,7 +531,7 @@ static bool take_owed_ready(struct rdmig_conn *c, int timeout_ms)
 	ret = take_message(c, SLOT_READY, RDMIG_MSG_READY, NULL, "the peer's READY");
 	c->opts.timeout_ms = saved_timeout;
 	if (!ret)
-		c->ready_owed = false;
+		c->ch->ready_owed = false;
 	return ret == 0;
 }
 
@@ -582,9 +563,9 @@ int rdmig_send_error(struct rdmig_conn *c)
 	 * receives before every send; between them it has none, for example
 	 * while it writes data): take either first if it comes soon. */
 	memcpy(saved, c->errmsg, sizeof(saved));
-	if (c->ready_owed && !rdmig__cml_ended(c->cm))
+	if (c->ch->ready_owed && !rdmig__cml_ended(c->cm))
 		take_owed_ready(c, ABORT_WAIT_MS);
-	else if (c->message_owed && !rdmig__cml_ended(c->cm))
+	else if (c->ch->message_owed && !rdmig__cml_ended(c->cm))
 		take_owed_message(c, ABORT_WAIT_MS);
 	ret = post_control(c, &error);
 	/* Give it a moment to leave before a disconnect could flush it; the
@@ -593,9 +574,4 @@ int rdmig_send_error(struct rdmig_conn *c)
 		rdmig__conn_flush_sends(c, ABORT_WAIT_MS);
 	memcpy(c->errmsg, saved, sizeof(saved));
 	return ret;
-}
-
-void rdmig_conn_counters(const struct rdmig_conn *c, struct rdmig_counters *out)
-{
-	rdmig__put_sized(out, c ? &c->counters : NULL, sizeof(c->counters));
 }

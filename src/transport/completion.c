@@ -125,15 +125,15 @@ static int reap_cq(struct rdmig_conn *c, struct ibv_cq *cq)
 
 int rdmig__conn_reap(struct rdmig_conn *c)
 {
-	int ret = reap_cq(c, c->recv_cq);
-	return ret ? ret : reap_cq(c, c->send_cq);
+	int ret = reap_cq(c, rdmig__vres_cq(c->res, VRES_RECV));
+	return ret ? ret : reap_cq(c, rdmig__vres_cq(c->res, VRES_SEND));
 }
 
 static int arm_cqs(struct rdmig_conn *c)
 {
-	int err = verbs_errno(ibv_req_notify_cq(c->send_cq, 0));
+	int err = verbs_errno(ibv_req_notify_cq(rdmig__vres_cq(c->res, VRES_SEND), 0));
 	if (!err)
-		err = verbs_errno(ibv_req_notify_cq(c->recv_cq, 0));
+		err = verbs_errno(ibv_req_notify_cq(rdmig__vres_cq(c->res, VRES_RECV), 0));
 	if (err)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "ibv_req_notify_cq: %s",
 				   strerror(err));
@@ -201,12 +201,12 @@ int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending)
 	int ret;
 
 	*pending = false;
-	if (!rdmig__cml_channel(c->cm) || !c->send_cq || !c->recv_cq)
+	if (!rdmig__cml_channel(c->cm) || !rdmig__vres_cq(c->res, VRES_SEND) || !rdmig__vres_cq(c->res, VRES_RECV))
 		return 0; /* not connected yet: no channel can have news */
 	completed = rdmig__sq_completed(c->sq);
 	/* Old channel events would keep the fd readable for nothing. */
-	drain_channel(c->send_cc);
-	drain_channel(c->recv_cc);
+	drain_channel(rdmig__vres_cc(c->res, VRES_SEND));
+	drain_channel(rdmig__vres_cc(c->res, VRES_RECV));
 	ret = take_cm_events(c);
 	/* Arm, then reap: what completed before the arming raises no event. */
 	if (!ret)
@@ -222,8 +222,8 @@ static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 {
 	/* The caller's cancel_fd ends the sleep; the wait then sees it. */
 	struct pollfd fds[5] = {
-		{.fd = c->send_cc->fd, .events = POLLIN},
-		{.fd = c->recv_cc->fd, .events = POLLIN},
+		{.fd = rdmig__vres_cc(c->res, VRES_SEND)->fd, .events = POLLIN},
+		{.fd = rdmig__vres_cc(c->res, VRES_RECV)->fd, .events = POLLIN},
 		{.fd = rdmig__cml_channel_fd(c->cm), .events = POLLIN},
 		cancel_pollfd(&c->opts),
 		{.fd = c->cancel_efd, .events = POLLIN}, /* rdmig_conn_cancel */
@@ -234,9 +234,9 @@ static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 		return errno == EINTR ? 0 : rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 							 "poll: %s", strerror(errno));
 	if (fds[0].revents)
-		drain_channel(c->send_cc);
+		drain_channel(rdmig__vres_cc(c->res, VRES_SEND));
 	if (fds[1].revents)
-		drain_channel(c->recv_cc);
+		drain_channel(rdmig__vres_cc(c->res, VRES_RECV));
 	if (fds[2].revents)
 		return handle_cm_event(c);
 	return 0;

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * conn.h - the connection object, the transport's alone (the layers above
- * see it through conn_session.h and conn_engine.h).  Its parts, and the
- * file that edits each: the rdma_cm state (connect.c and listen.c make
- * it, completion.c marks its end), the verbs resources (verbs_res.c), the
- * send queue's ledger and write window (send_queue.c, an object of its
- * own), the receive slots and credits (channel.c), the epoll fd
- * (conn_fd.c) and the admission hold (admission.c, through admission.h).
+ * conn.h - the connection handle, the transport's alone (the layers above
+ * see it through conn_session.h and conn_engine.h).  It is a handle over
+ * four parts, each an opaque object whose one file edits it: the rdma_cm
+ * side (cm_link.c), the verbs resources (verbs_res.c), the control
+ * channel's slots and credits (channel.c) and the send queue's ledger and
+ * write window (send_queue.c).  What stays here is the connection's own:
+ * its options and error buffer, role and capabilities, counters, the
+ * epoll fd (conn_fd.c), the cancel flag and the admission hold
+ * (admission.c, through admission.h).
  */
 #ifndef RDMIG_CONN_H
 #define RDMIG_CONN_H
@@ -25,33 +27,14 @@
 #include "admission.h"
 #include "qp_attr.h"
 #include "cm_link.h"
+#include "verbs_res.h"
 
 /* The engines (engine.h) reach a connection only through engine_io.h. */
 #ifdef RDMIG_ENGINE_H
 #error "engine code must not include conn.h: go through engine_io.h"
 #endif
 
-/*
- * Control buffers: one registered region of three 512 KiB slots, as QEMU
- * has, because a peer may send any message up to the 512 KiB bound.
- *
- *   +-------------------+-------------------+-------------------+
- *   | SLOT_READY (recv) | SLOT_DATA (recv)  | SLOT_SEND (copy)  |
- *   +-------------------+-------------------+-------------------+
- *
- * SLOT_READY receives READY credits (source) or every message (destination);
- * SLOT_DATA receives replies; SLOT_SEND is only used by messages that do not
- * fit the granted inline size.
- */
-enum conn_slot { SLOT_READY = 0, SLOT_DATA = 1, SLOT_SEND = 2, SLOT_COUNT = 3 };
-
 enum conn_role { ROLE_SOURCE, ROLE_DEST };
-
-struct recv_slot {
-	bool posted;
-	bool done;         /* completed, not yet consumed */
-	uint32_t byte_len; /* of the completion */
-};
 
 struct rdmig_conn {
 	struct rdmig_opts opts;
@@ -62,23 +45,14 @@ struct rdmig_conn {
 	 * the cm_id, established, ended and why; made with the handle */
 	struct rdmig_cm_link *cm;
 
-	/* verbs resources (verbs_res.c) */
-	struct ibv_pd *pd;
-	struct ibv_comp_channel *send_cc, *recv_cc;
-	struct ibv_cq *send_cq, *recv_cq;
-	uint8_t *bufs; /* SLOT_COUNT * RDMIG_CONTROL_BUFFER */
-	struct ibv_mr *buf_mr;
-	bool qp_created;
-	struct rdmig_inline_info inl;
-	/* The most an inline send may carry (header + payload): inl.granted,
-	 * lowered below a message the provider refused to post inline
-	 * (channel.c), so that such messages go copied from then on. */
-	uint32_t inline_max;
-	uint32_t inline_refusals; /* inline posts refused, then copied */
-	/* tests (testhooks.h): the next refuse_left inline posts return
-	 * refuse_ret, as a provider's post_send would, without posting */
-	int refuse_ret;
-	uint32_t refuse_left;
+	/* the verbs resources (verbs_res.h, their one owner): PD, CQs and
+	 * their channels, the control buffers, the QP; made once the cm_id
+	 * knows its device */
+	struct rdmig_vres *res;
+	/* the control channel's state (channel.c, its one owner): the
+	 * receive slots, the READY credits, the copied send's buffer, what
+	 * became of inline posts; made with the handle */
+	struct rdmig_channel *ch;
 
 	/* negotiated capabilities */
 	struct rdmig_caps caps;
@@ -89,14 +63,6 @@ struct rdmig_conn {
 	 * resources */
 	struct rdmig_sq *sq;
 	uint64_t writes_signaled; /* the caller's writes with a signaled piece */
-
-	/* the receive slots and the credit flow: channel.c alone edits them
-	 * (completion.c reports a receive through rdmig__conn_recv_completed) */
-	struct recv_slot recv[2]; /* SLOT_READY, SLOT_DATA */
-	bool ready_owed;   /* a READY must arrive before the next send */
-	bool message_owed; /* we sent READY; the peer's message has not arrived */
-	bool signal_next;  /* the next control send is signaled, due or not */
-	uint64_t send_buf_seq; /* sequence of the last copied control send */
 
 	struct rdmig_counters counters;
 
@@ -139,14 +105,9 @@ static inline int verbs_errno(int ret)
 	return ret == -1 && errno ? errno : -ret;
 }
 
-static inline uint8_t *conn_slot_buf(struct rdmig_conn *c, enum conn_slot s)
+static inline uint8_t *conn_slot_buf(const struct rdmig_conn *c, enum conn_slot s)
 {
-	return c->bufs + (size_t)s * RDMIG_CONTROL_BUFFER;
-}
-
-static inline const uint8_t *conn_slot_buf_const(const struct rdmig_conn *c, enum conn_slot s)
-{
-	return c->bufs + (size_t)s * RDMIG_CONTROL_BUFFER;
+	return rdmig__vres_slot(c->res, s);
 }
 
 /* channel.c, the one editor of the receive slots and the credits: a
@@ -158,12 +119,9 @@ void rdmig__conn_recv_completed(struct rdmig_conn *c, enum conn_slot slot, uint3
 bool rdmig__conn_message_waiting(const struct rdmig_conn *c);
 bool rdmig__conn_error_waiting(const struct rdmig_conn *c);
 void rdmig__conn_credits_start(struct rdmig_conn *c);
-
-/* verbs_res.c: PD, completion channels, CQs, buffers, then the QP through
- * the inline ladder, all on the cm_id's device.  Safe to call destroy on a
- * half-built connection. */
-int rdmig__conn_res_create(struct rdmig_conn *c);
-void rdmig__conn_res_destroy(struct rdmig_conn *c);
+/* channel.c: the channel's state, made and freed with the connection. */
+struct rdmig_channel *rdmig__channel_create(void);
+void rdmig__channel_destroy(struct rdmig_channel *ch);
 
 /* Allocate a connection with validated options (src NULL = defaults).  On
  * failure *out is NULL, errmsg (may be NULL) says why and the code is
@@ -176,6 +134,8 @@ int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct
  * and kick fds (destroy). */
 int rdmig__conn_fd_watch(struct rdmig_conn *c, int fd, const char *what);
 void rdmig__conn_fd_close(struct rdmig_conn *c);
+/* conn_fd.c: a new connection has no epoll set (rdmig_conn_fd makes it). */
+void rdmig__conn_fd_init(struct rdmig_conn *c);
 /* completion.c: get the channels ready for a sleep on the epoll fd:
  * consume their pending events, arm the CQs, reap what came meanwhile;
  * *pending when a call would find work at once (nothing can then wake
@@ -191,10 +151,7 @@ int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot);
  * DEVICE_REMOVAL, TIMEWAIT_EXIT), mark it disconnected with the event as
  * the reason, and say so. */
 bool rdmig__conn_cm_event_ends(struct rdmig_conn *c, enum rdma_cm_event_type type);
-/* channel.c: post a signaled zero-length WRITE, so that every WR before
+/* channel_flush.c: post a signaled zero-length WRITE, so that every WR before
  * it is reported done when it is. */
 int rdmig__conn_post_flush(struct rdmig_conn *c);
-/* channel.c: " (the connection is in error ...)" when the QP is in the
- * error state, to follow a failed post's errno; else "". */
-const char *rdmig__conn_qp_state_hint(const struct rdmig_conn *c);
 #endif

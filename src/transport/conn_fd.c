@@ -47,16 +47,21 @@ static int open_set(struct rdmig_conn *c)
 	ret = watch(c, c->kickfd, "kick");
 	if (!ret && rdmig__cml_channel(c->cm))
 		ret = watch(c, rdmig__cml_channel_fd(c->cm), "rdma_cm");
-	if (!ret && c->send_cc)
-		ret = watch(c, c->send_cc->fd, "send");
-	if (!ret && c->recv_cc)
-		ret = watch(c, c->recv_cc->fd, "recv");
+	if (!ret && rdmig__vres_cc(c->res, VRES_SEND))
+		ret = watch(c, rdmig__vres_cc(c->res, VRES_SEND)->fd, "send");
+	if (!ret && rdmig__vres_cc(c->res, VRES_RECV))
+		ret = watch(c, rdmig__vres_cc(c->res, VRES_RECV)->fd, "recv");
 	return ret;
 }
 
 int rdmig__conn_fd_watch(struct rdmig_conn *c, int fd, const char *what)
 {
 	return c->epfd < 0 ? 0 : watch(c, fd, what);
+}
+
+void rdmig__conn_fd_init(struct rdmig_conn *c)
+{
+	c->epfd = c->kickfd = -1;
 }
 
 void rdmig__conn_fd_close(struct rdmig_conn *c)

@@ -26,7 +26,7 @@ char *rdmig__conn_errbuf(struct rdmig_conn *c)
 
 struct ibv_pd *rdmig__conn_pd(const struct rdmig_conn *c)
 {
-	return c->pd;
+	return rdmig__vres_pd(c->res);
 }
 
 const struct rdmig_caps *rdmig__conn_caps(const struct rdmig_conn *c)

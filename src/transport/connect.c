@@ -303,6 +303,7 @@ void rdmig_conn_destroy(struct rdmig_conn *c)
 	}
 	rdmig__conn_res_destroy(c); /* the QP, before its cm_id */
 	rdmig__cml_destroy(c->cm);
+	rdmig__channel_destroy(c->ch);
 	rdmig__conn_fd_close(c);
 	if (c->cancel_efd >= 0)
 		close(c->cancel_efd);
@@ -370,10 +371,15 @@ void rdmig_conn_inline(const struct rdmig_conn *c, struct rdmig_inline_info *inf
 	static const struct rdmig_inline_info none;
 
 	if (info)
-		*info = c ? c->inl : none;
+		*info = c ? *rdmig__vres_inline(c->res) : none;
 }
 
 const char *rdmig_conn_device(const struct rdmig_conn *c)
 {
 	return c && rdmig__cml_id(c->cm) && rdmig__cml_id(c->cm)->verbs ? rdmig__cml_device(c->cm) : "";
+}
+
+void rdmig_conn_counters(const struct rdmig_conn *c, struct rdmig_counters *out)
+{
+	rdmig__put_sized(out, c ? &c->counters : NULL, sizeof(c->counters));
 }

@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include "conn.h"
+#include "verbs_res.h"
 #include "inline_ladder.h"
 #include "opts.h"
 
@@ -15,6 +16,16 @@
 #define CONN_MAX_RECV_WR 3
 /* Send CQ: every send WR may be signaled; recv CQ: the receive slots. */
 #define CONN_RECV_CQE 16
+
+struct rdmig_vres {
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc[2]; /* enum vres_side */
+	struct ibv_cq *cq[2];
+	uint8_t *bufs; /* SLOT_COUNT * RDMIG_CONTROL_BUFFER */
+	struct ibv_mr *buf_mr;
+	bool qp_created;
+	struct rdmig_inline_info inl;
+};
 
 int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,
 	       char *errmsg)
@@ -32,16 +43,17 @@ int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct
 	c->role = role;
 	c->cap_version = RDMIG_CAP_VERSION;
 	ret = rdmig__opts_copy(&c->opts, opts, c->errmsg);
-	if (!ret && !(c->cm = rdmig__cml_create()))
+	if (!ret && (!(c->cm = rdmig__cml_create()) || !(c->ch = rdmig__channel_create())))
 		ret = rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM, "cannot allocate a connection");
 	if (ret) {
 		/* No handle on failure; the reason went to the log callback. */
 		if (errmsg)
 			memcpy(errmsg, c->errmsg, RDMIG_ERRMSG_SIZE);
+		rdmig__cml_destroy(c->cm);
 		free(c);
 		return ret;
 	}
-	c->epfd = c->kickfd = -1; /* rdmig_conn_fd makes them */
+	rdmig__conn_fd_init(c);
 	atomic_init(&c->cancelled, false);
 	/* made with the handle: rdmig_conn_cancel may come from another
 	 * thread at any time, and must not race to make it */
@@ -78,7 +90,7 @@ static int set_nonblock(int fd)
 static int cm_create_qp(void *ctx, struct ibv_qp_init_attr *attr)
 {
 	struct rdmig_conn *c = ctx;
-	return rdma_create_qp(rdmig__cml_id(c->cm), c->pd, attr) ? errno : 0;
+	return rdma_create_qp(rdmig__cml_id(c->cm), c->res->pd, attr) ? errno : 0;
 }
 
 static void cm_destroy_qp(void *ctx)
@@ -102,7 +114,7 @@ static bool device_makes_the_qp(struct rdmig_conn *c, const struct ibv_qp_init_a
 	struct ibv_qp *qp;
 
 	attr.cap.max_inline_data = 0;
-	qp = ibv_create_qp(c->pd, &attr);
+	qp = ibv_create_qp(c->res->pd, &attr);
 	if (!qp)
 		return false;
 	ibv_destroy_qp(qp);
@@ -116,7 +128,7 @@ static int create_qp(struct rdmig_conn *c)
 	struct ladder_result res;
 	int failed;
 
-	rdmig__conn_qp_base_attr(&base, c->opts.max_send_wr, c->send_cq, c->recv_cq);
+	rdmig__conn_qp_base_attr(&base, c->opts.max_send_wr, c->res->cq[VRES_SEND], c->res->cq[VRES_RECV]);
 	failed = rdmig__inline_ladder_run(c->opts.inline_request, &base, &ops, &c->opts, &res);
 	if (failed && res.last_errno == EINVAL && device_makes_the_qp(c, &base))
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EDISCONNECTED,
@@ -132,9 +144,8 @@ static int create_qp(struct rdmig_conn *c)
 				   rdmig__cml_device(c->cm), res.asked.max_inline_data,
 				   res.asked.max_send_wr, res.asked.max_send_sge, res.asked.max_recv_wr,
 				   strerror(res.last_errno));
-	c->qp_created = true;
-	c->inl = res.info;
-	c->inline_max = res.info.granted;
+	c->res->qp_created = true;
+	c->res->inl = res.info;
 	rdmig__log(&c->opts, RDMIG_LOG_DEBUG,
 		   "%s: inline asked %u, granted %u after %u tries (written back %u)",
 		   rdmig__cml_device(c->cm), res.info.asked, res.info.granted,
@@ -142,9 +153,10 @@ static int create_qp(struct rdmig_conn *c)
 	return 0;
 }
 
-static int create_cq(struct rdmig_conn *c, struct ibv_comp_channel **cc, struct ibv_cq **cq,
-		     int cqe, const char *what)
+static int create_cq(struct rdmig_conn *c, enum vres_side side, int cqe, const char *what)
 {
+	struct ibv_comp_channel **cc = &c->res->cc[side];
+	struct ibv_cq **cq = &c->res->cq[side];
 	struct ibv_context *verbs = rdmig__cml_id(c->cm)->verbs;
 	int ret;
 
@@ -168,17 +180,17 @@ static int create_cq(struct rdmig_conn *c, struct ibv_comp_channel **cc, struct 
 static int register_buffers(struct rdmig_conn *c)
 {
 	size_t len = (size_t)SLOT_COUNT * RDMIG_CONTROL_BUFFER;
-	int err = posix_memalign((void **)&c->bufs, (size_t)sysconf(_SC_PAGESIZE), len);
+	int err = posix_memalign((void **)&c->res->bufs, (size_t)sysconf(_SC_PAGESIZE), len);
 
 	if (err) {
-		c->bufs = NULL;
+		c->res->bufs = NULL;
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM,
 				   "cannot allocate %zu bytes of control buffers", len);
 	}
-	memset(c->bufs, 0, len);
+	memset(c->res->bufs, 0, len);
 	/* Control buffers take sends and receives only: no remote access. */
-	c->buf_mr = ibv_reg_mr(c->pd, c->bufs, len, IBV_ACCESS_LOCAL_WRITE);
-	if (!c->buf_mr)
+	c->res->buf_mr = ibv_reg_mr(c->res->pd, c->res->bufs, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!c->res->buf_mr)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 				   "ibv_reg_mr of %zu bytes of control buffers: %s%s", len,
 				   strerror(errno),
@@ -196,13 +208,17 @@ int rdmig__conn_res_create(struct rdmig_conn *c)
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM,
 				   "cannot allocate the send queue's ledger");
 
-	c->pd = ibv_alloc_pd(rdmig__cml_id(c->cm)->verbs);
-	if (!c->pd)
+	c->res = calloc(1, sizeof(*c->res));
+	if (!c->res)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM,
+				   "cannot allocate the verbs resources");
+	c->res->pd = ibv_alloc_pd(rdmig__cml_id(c->cm)->verbs);
+	if (!c->res->pd)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno), "ibv_alloc_pd: %s",
 				   strerror(errno));
-	ret = create_cq(c, &c->send_cc, &c->send_cq, cqe, "send");
+	ret = create_cq(c, VRES_SEND, cqe, "send");
 	if (!ret)
-		ret = create_cq(c, &c->recv_cc, &c->recv_cq, CONN_RECV_CQE, "recv");
+		ret = create_cq(c, VRES_RECV, CONN_RECV_CQE, "recv");
 	if (!ret)
 		ret = register_buffers(c);
 	if (!ret)
@@ -212,28 +228,74 @@ int rdmig__conn_res_create(struct rdmig_conn *c)
 
 void rdmig__conn_res_destroy(struct rdmig_conn *c)
 {
-	if (c->qp_created) {
-		rdma_destroy_qp(rdmig__cml_id(c->cm));
-		c->qp_created = false;
-	}
-	if (c->buf_mr)
-		ibv_dereg_mr(c->buf_mr);
-	free(c->bufs);
-	if (c->send_cq)
-		ibv_destroy_cq(c->send_cq);
-	if (c->recv_cq)
-		ibv_destroy_cq(c->recv_cq);
-	if (c->send_cc)
-		ibv_destroy_comp_channel(c->send_cc);
-	if (c->recv_cc)
-		ibv_destroy_comp_channel(c->recv_cc);
-	if (c->pd)
-		ibv_dealloc_pd(c->pd);
+	struct rdmig_vres *r = c->res;
+
 	rdmig__sq_destroy(c->sq);
 	c->sq = NULL;
-	c->buf_mr = NULL;
-	c->bufs = NULL;
-	c->send_cq = c->recv_cq = NULL;
-	c->send_cc = c->recv_cc = NULL;
-	c->pd = NULL;
+	if (!r)
+		return;
+	if (r->qp_created)
+		rdma_destroy_qp(rdmig__cml_id(c->cm));
+	if (r->buf_mr)
+		ibv_dereg_mr(r->buf_mr);
+	free(r->bufs);
+	for (int side = VRES_SEND; side <= VRES_RECV; side++) {
+		if (r->cq[side])
+			ibv_destroy_cq(r->cq[side]);
+		if (r->cc[side])
+			ibv_destroy_comp_channel(r->cc[side]);
+	}
+	if (r->pd)
+		ibv_dealloc_pd(r->pd);
+	free(r);
+	c->res = NULL;
+}
+
+struct ibv_pd *rdmig__vres_pd(const struct rdmig_vres *r)
+{
+	return r ? r->pd : NULL;
+}
+
+struct ibv_cq *rdmig__vres_cq(const struct rdmig_vres *r, enum vres_side side)
+{
+	return r ? r->cq[side] : NULL;
+}
+
+struct ibv_comp_channel *rdmig__vres_cc(const struct rdmig_vres *r, enum vres_side side)
+{
+	return r ? r->cc[side] : NULL;
+}
+
+uint8_t *rdmig__vres_slot(const struct rdmig_vres *r, enum conn_slot s)
+{
+	return r && r->bufs ? r->bufs + (size_t)s * RDMIG_CONTROL_BUFFER : NULL;
+}
+
+const struct ibv_mr *rdmig__vres_buf_mr(const struct rdmig_vres *r)
+{
+	return r ? r->buf_mr : NULL;
+}
+
+const struct rdmig_inline_info *rdmig__vres_inline(const struct rdmig_vres *r)
+{
+	static const struct rdmig_inline_info none;
+
+	return r ? &r->inl : &none;
+}
+
+struct rdmig_vres *rdmig__vres_fake(uint8_t *bufs, struct ibv_mr *mr, uint32_t granted)
+{
+	struct rdmig_vres *r = calloc(1, sizeof(*r));
+
+	if (r) {
+		r->bufs = bufs;
+		r->buf_mr = mr;
+		r->inl.granted = granted;
+	}
+	return r;
+}
+
+void rdmig__vres_free_fake(struct rdmig_vres *r)
+{
+	free(r);
 }

@@ -10,6 +10,7 @@
 #include "cm_event.h"
 #include "completion.h"
 #include "conn.h"
+#include "testhooks.h"
 #include "rawpeer.h"
 #include "wrid.h"
 
@@ -35,7 +36,7 @@ static bool sent(const struct rdmig_conn *c, const void *arg)
  * control slot) and wait until it completed. */
 static int post_and_wait(struct rdmig_conn *c, struct ibv_send_wr *wr, void *buf, size_t len)
 {
-	struct ibv_mr *mr = ibv_reg_mr(c->pd, buf, len ? len : 1, 0);
+	struct ibv_mr *mr = ibv_reg_mr(rdmig__vres_pd(c->res), buf, len ? len : 1, 0);
 	struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = (uint32_t)len};
 	struct ibv_send_wr *bad;
 	uint64_t seq;
@@ -79,7 +80,7 @@ int raw_post(struct rdmig_conn *c, const void *bytes, size_t len)
 
 static bool ready_slot_done(const struct rdmig_conn *c, const void *arg)
 {
-	return c->recv[SLOT_READY].done;
+	return rdmig__conn_slot_done(c, SLOT_READY);
 }
 
 int raw_wait_message(struct rdmig_conn *c)
@@ -87,12 +88,12 @@ int raw_wait_message(struct rdmig_conn *c)
 	struct rdmig_msg m;
 	char why[256];
 	int ret = rdmig__conn_wait(c, ready_slot_done, NULL, "a message (raw)");
+	uint32_t len;
 
 	if (ret)
 		return ret;
-	c->recv[SLOT_READY].done = false;
-	ret = rdmig_msg_parse(conn_slot_buf(c, SLOT_READY), c->recv[SLOT_READY].byte_len,
-			      RDMIG_MSG_NONE, &m, why, sizeof(why));
+	len = rdmig__conn_slot_take(c, SLOT_READY);
+	ret = rdmig_msg_parse(conn_slot_buf(c, SLOT_READY), len, RDMIG_MSG_NONE, &m, why, sizeof(why));
 	if (ret)
 		snprintf(c->errmsg, sizeof(c->errmsg), "raw: %s", why);
 	return ret;
@@ -102,25 +103,24 @@ int raw_send(struct rdmig_conn *c, const void *bytes, size_t len)
 {
 	int ret = 0;
 
-	if (c->ready_owed) {
+	if (rdmig__conn_ready_owed(c)) {
 		struct rdmig_msg m;
 		char why[256];
 
 		ret = rdmig__conn_wait(c, ready_slot_done, NULL, "the peer's READY (raw)");
 		if (ret)
 			return ret;
-		c->recv[SLOT_READY].done = false;
-		ret = rdmig_msg_parse(conn_slot_buf(c, SLOT_READY), c->recv[SLOT_READY].byte_len,
-				      RDMIG_MSG_READY, &m, why, sizeof(why));
+		ret = rdmig_msg_parse(conn_slot_buf(c, SLOT_READY),
+				      rdmig__conn_slot_take(c, SLOT_READY), RDMIG_MSG_READY, &m, why, sizeof(why));
 		if (ret)
 			return rdmig__fail(&c->opts, c->errmsg, ret, "raw: %s", why);
-		c->ready_owed = false;
+		rdmig__conn_set_ready_owed(c, false);
 	}
 	ret = rdmig__conn_post_recv(c, SLOT_READY);
 	if (!ret)
 		ret = raw_post(c, bytes, len);
 	if (!ret)
-		c->ready_owed = true;
+		rdmig__conn_set_ready_owed(c, true);
 	return ret;
 }
 
@@ -154,7 +154,7 @@ int raw_write(struct rdmig_conn *c, uint64_t remote, uint32_t rkey, uint32_t len
 
 struct ibv_mr *raw_reg_remote(struct rdmig_conn *c, void *addr, size_t len)
 {
-	return ibv_reg_mr(c->pd, addr, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	return ibv_reg_mr(rdmig__vres_pd(c->res), addr, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 }
 
 /* ------------------------------------------------------------ rdma_cm -- */

@@ -786,7 +786,7 @@ static int raw_rdma(struct rdmig_conn *c, enum ibv_wr_opcode op, uint64_t remote
 {
 	const uint64_t id = 0x5e1f7e57;
 	struct ibv_sge sge = {.addr = (uintptr_t)conn_slot_buf(c, SLOT_SEND), .length = len,
-			      .lkey = c->buf_mr->lkey};
+			      .lkey = rdmig__vres_buf_mr(c->res)->lkey};
 	struct ibv_send_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
 				 .send_flags = IBV_SEND_SIGNALED,
 				 .wr.rdma = {.remote_addr = remote, .rkey = rkey}}, *bad;
@@ -796,7 +796,7 @@ static int raw_rdma(struct rdmig_conn *c, enum ibv_wr_opcode op, uint64_t remote
 		return -1;
 	while (now_ms() < deadline) {
 		struct ibv_wc wc;
-		int n = ibv_poll_cq(c->send_cq, 1, &wc);
+		int n = ibv_poll_cq(rdmig__vres_cq(c->res, VRES_SEND), 1, &wc);
 		if (n < 0)
 			return -1;
 		if (n == 1 && wc.wr_id == id)
@@ -877,7 +877,8 @@ struct leak_pipe {
 static void dest_leaks_control_key(struct rdmig_conn *c, void *argp)
 {
 	const struct leak_pipe *lp = argp;
-	uint64_t addr_key[2] = {(uintptr_t)c->bufs, c->buf_mr->rkey};
+	uint64_t addr_key[2] = {(uintptr_t)conn_slot_buf(c, SLOT_READY),
+			       rdmig__vres_buf_mr(c->res)->rkey};
 	uint8_t probe[CONTROL_PROBE_LEN];
 	struct rdmig_msg m;
 
@@ -885,7 +886,7 @@ static void dest_leaks_control_key(struct rdmig_conn *c, void *argp)
 	while (rdmig_recv(c, RDMIG_MSG_NONE, &m) == 0)
 		;
 	memset(probe, CONTROL_PROBE_BYTE, sizeof(probe));
-	if (!memcmp(c->bufs, probe, sizeof(probe)))
+	if (!memcmp(conn_slot_buf(c, SLOT_READY), probe, sizeof(probe)))
 		CHECK_FAIL_AT("the source's RDMA WRITE landed in our control buffers");
 }
 

@@ -92,19 +92,19 @@ static struct rdmig_conn *fake_conn(uint32_t granted)
 		abort();
 	rdmig__cml_set_id(c->cm, &env.id);
 	rdmig__cml_establish(c->cm);
-	c->bufs = calloc(SLOT_COUNT, RDMIG_CONTROL_BUFFER);
 	c->sq = rdmig__sq_create(c->opts.max_send_wr);
-	if (!c->bufs || !c->sq)
+	c->res = rdmig__vres_fake(calloc(SLOT_COUNT, RDMIG_CONTROL_BUFFER), &env.mr, granted);
+	if (!c->sq || !c->res || !conn_slot_buf(c, SLOT_READY))
 		abort();
-	c->buf_mr = &env.mr;
-	c->inl.granted = c->inline_max = granted;
 	return c;
 }
 
 static void free_conn(struct rdmig_conn *c)
 {
-	free(c->bufs);
+	free(conn_slot_buf(c, SLOT_READY)); /* the region's start */
+	rdmig__vres_free_fake(c->res);
 	rdmig__sq_destroy(c->sq);
+	rdmig__channel_destroy(c->ch);
 	rdmig__cml_set_id(c->cm, NULL); /* the fake id is not rdma_cm's */
 	rdmig__cml_destroy(c->cm);
 	free(c);
@@ -142,7 +142,7 @@ static void expect_wire(const struct rdmig_msg *m, uint8_t *out)
 
 static bool in_registered(const struct rdmig_conn *c, uint64_t addr)
 {
-	uintptr_t lo = (uintptr_t)c->bufs;
+	uintptr_t lo = (uintptr_t)conn_slot_buf(c, SLOT_READY);
 	return addr >= lo && addr < lo + (uintptr_t)SLOT_COUNT * RDMIG_CONTROL_BUFFER;
 }
 
