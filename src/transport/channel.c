@@ -19,23 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include "completion.h"
+#include "conn_engine.h"
 #include "inline_ladder.h"
 #include "opts.h"
 #include "testhooks.h"
 #include "wrid.h"
 
-struct recv_slot {
-	bool posted;
-	bool done;         /* completed, not yet consumed */
-	uint32_t byte_len; /* of the completion */
-};
-
-/* The channel's state, edited here alone: the receive slots, the READY
- * credits, the copied send's buffer, and what became of inline posts. */
+/* The send side's state, edited here alone: the copied send's buffer,
+ * the next send's signal, and what became of inline posts.  The receive
+ * side (slots, READY credits) is credits.c's. */
 struct rdmig_channel {
-	struct recv_slot recv[2]; /* SLOT_READY, SLOT_DATA */
-	bool ready_owed;   /* a READY must arrive before the next send */
-	bool message_owed; /* we sent READY; the peer's message has not arrived */
 	bool signal_next;  /* the next control send is signaled, due or not */
 	uint64_t send_buf_seq; /* sequence of the last copied control send */
 	/* 0, or the most an inline send may carry (header + payload) once
@@ -61,38 +54,7 @@ void rdmig__channel_destroy(struct rdmig_channel *ch)
 static bool recv_done(const struct rdmig_conn *c, const void *arg)
 {
 	const enum conn_slot *slot = arg;
-	return c->ch->recv[*slot].done;
-}
-
-void rdmig__conn_recv_completed(struct rdmig_conn *c, enum conn_slot slot, uint32_t byte_len)
-{
-	c->ch->recv[slot].posted = false;
-	c->ch->recv[slot].done = true;
-	c->ch->recv[slot].byte_len = byte_len;
-}
-
-bool rdmig__conn_message_waiting(const struct rdmig_conn *c)
-{
-	return c->ch->recv[SLOT_READY].done || c->ch->recv[SLOT_DATA].done;
-}
-
-bool rdmig__conn_error_waiting(const struct rdmig_conn *c)
-{
-	for (int slot = SLOT_READY; slot <= SLOT_DATA; slot++) {
-		struct rdmig_header h;
-
-		if (!c->ch->recv[slot].done || c->ch->recv[slot].byte_len < RDMIG_HEADER_SIZE)
-			continue;
-		rdmig_decode_header(conn_slot_buf(c, (enum conn_slot)slot), &h);
-		if (h.type == RDMIG_MSG_ERROR)
-			return true;
-	}
-	return false;
-}
-
-void rdmig__conn_credits_start(struct rdmig_conn *c)
-{
-	c->ch->ready_owed = true;
+	return rdmig__rx_done(c->rx, *slot);
 }
 
 int rdmig__conn_reply_signaled(struct rdmig_conn *c, const struct rdmig_msg *msg)
@@ -120,14 +82,13 @@ int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
 	}, *bad;
 	int err;
 
-	if (c->ch->recv[slot].posted)
+	if (rdmig__rx_posted(c->rx, slot))
 		return 0;
 	err = verbs_errno(ibv_post_recv(rdmig__cml_qp(c->cm), &wr, &bad));
 	if (err)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "ibv_post_recv (%s slot): %s%s",
 				   slot == SLOT_READY ? "READY" : "DATA", strerror(err), rdmig__cml_qp_error_hint(c->cm));
-	c->ch->recv[slot].posted = true;
-	c->ch->recv[slot].done = false;
+	rdmig__rx_posted_now(c->rx, slot);
 	return 0;
 }
 
@@ -249,27 +210,6 @@ uint32_t rdmig__conn_inline_refusals(const struct rdmig_conn *c)
 	return c->ch->inline_refusals;
 }
 
-bool rdmig__conn_slot_done(const struct rdmig_conn *c, enum conn_slot s)
-{
-	return c->ch->recv[s].done;
-}
-
-uint32_t rdmig__conn_slot_take(struct rdmig_conn *c, enum conn_slot s)
-{
-	c->ch->recv[s].done = false;
-	return c->ch->recv[s].byte_len;
-}
-
-bool rdmig__conn_ready_owed(const struct rdmig_conn *c)
-{
-	return c->ch->ready_owed;
-}
-
-void rdmig__conn_set_ready_owed(struct rdmig_conn *c, bool owed)
-{
-	c->ch->ready_owed = owed;
-}
-
 uint32_t rdmig__conn_inline_max(const struct rdmig_conn *c)
 {
 	uint32_t granted = rdmig__vres_inline(c->res)->granted;
@@ -339,15 +279,16 @@ static int take_message(struct rdmig_conn *c, enum conn_slot slot, uint32_t expe
 	char why[256];
 	struct rdmig_msg m;
 	int ret = rdmig__conn_wait(c, recv_done, &slot, what);
+	uint32_t len;
 
 	if (ret)
 		return ret;
-	c->ch->recv[slot].done = false;
-	c->counters.bytes_received += c->ch->recv[slot].byte_len;
-	ret = rdmig_msg_parse(conn_slot_buf(c, slot), c->ch->recv[slot].byte_len, expect, &m, why,
+	len = rdmig__rx_take(c->rx, slot);
+	c->counters.bytes_received += len;
+	ret = rdmig_msg_parse(conn_slot_buf(c, slot), len, expect, &m, why,
 			      sizeof(why));
 	if (slot == SLOT_READY)
-		c->ch->message_owed = false;
+		rdmig__rx_owe_message(c->rx, false);
 	if (ret == RDMIG_EPEER) {
 		c->counters.received[RDMIG_MSG_ERROR]++;
 		return rdmig__fail(&c->opts, c->errmsg, ret,
@@ -369,7 +310,7 @@ static int exchange_send(struct rdmig_conn *c, const struct rdmig_msg *m, bool w
 {
 	int ret = check_outgoing(c, m);
 
-	if (!ret && c->ch->ready_owed)
+	if (!ret && rdmig__rx_ready_owed(c->rx))
 		ret = take_message(c, SLOT_READY, RDMIG_MSG_READY, NULL, "the peer's READY");
 	if (!ret && want_reply)
 		ret = rdmig__conn_post_recv(c, SLOT_DATA);
@@ -378,7 +319,7 @@ static int exchange_send(struct rdmig_conn *c, const struct rdmig_msg *m, bool w
 	if (!ret)
 		ret = post_control(c, m);
 	if (!ret)
-		c->ch->ready_owed = true;
+		rdmig__rx_owe_ready(c->rx, true);
 	return ret;
 }
 
@@ -426,13 +367,13 @@ static int give_ready(struct rdmig_conn *c)
 	static const struct rdmig_msg ready = {.type = RDMIG_MSG_READY, .repeat = 1};
 	int ret;
 
-	if (c->ch->message_owed)
+	if (rdmig__rx_message_owed(c->rx))
 		return 0;
 	ret = rdmig__conn_post_recv(c, SLOT_READY);
 	if (!ret)
 		ret = post_control(c, &ready);
 	if (!ret)
-		c->ch->message_owed = true;
+		rdmig__rx_owe_message(c->rx, true);
 	return ret;
 }
 
@@ -482,7 +423,7 @@ int rdmig__conn_take_unasked(struct rdmig_conn *c, uint32_t expect, int timeout_
 
 	if (ret)
 		return ret;
-	if (!c->ch->recv[SLOT_READY].posted && !c->ch->recv[SLOT_READY].done)
+	if (!rdmig__rx_posted(c->rx, SLOT_READY) && !rdmig__rx_done(c->rx, SLOT_READY))
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ESTATE,
 				   "no receive is posted for %s", what);
 	c->opts.timeout_ms = timeout_ms;
@@ -531,7 +472,7 @@ static bool take_owed_ready(struct rdmig_conn *c, int timeout_ms)
 	ret = take_message(c, SLOT_READY, RDMIG_MSG_READY, NULL, "the peer's READY");
 	c->opts.timeout_ms = saved_timeout;
 	if (!ret)
-		c->ch->ready_owed = false;
+		rdmig__rx_owe_ready(c->rx, false);
 	return ret == 0;
 }
 
@@ -563,9 +504,9 @@ int rdmig_send_error(struct rdmig_conn *c)
 	 * receives before every send; between them it has none, for example
 	 * while it writes data): take either first if it comes soon. */
 	memcpy(saved, c->errmsg, sizeof(saved));
-	if (c->ch->ready_owed && !rdmig__cml_ended(c->cm))
+	if (rdmig__rx_ready_owed(c->rx) && !rdmig__cml_ended(c->cm))
 		take_owed_ready(c, ABORT_WAIT_MS);
-	else if (c->ch->message_owed && !rdmig__cml_ended(c->cm))
+	else if (rdmig__rx_message_owed(c->rx) && !rdmig__cml_ended(c->cm))
 		take_owed_message(c, ABORT_WAIT_MS);
 	ret = post_control(c, &error);
 	/* Give it a moment to leave before a disconnect could flush it; the

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 #include "completion.h"
+#include "conn_session.h"
 #include "wrid.h"
 
 static bool sends_done(const struct rdmig_conn *c, const void *arg)

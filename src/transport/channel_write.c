@@ -9,6 +9,7 @@
 #include <time.h>
 #include "clock.h"
 #include "completion.h"
+#include "conn_engine.h"
 #include "wrid.h"
 
 /*

@@ -42,7 +42,7 @@ static int completion_failed(struct rdmig_conn *c, const struct ibv_wc *wc)
 			       ibv_wc_status_str(wc->status));
 		return 0;
 	}
-	if (rdmig__conn_error_waiting(c)) {
+	if (rdmig__rx_error_waiting(c->rx, c->res)) {
 		c->counters.received[RDMIG_MSG_ERROR]++;
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EPEER,
 				   "the peer sent ERROR (then our %s failed: %s)", wrid_kind_name(k),
@@ -93,10 +93,10 @@ static int dispatch(struct rdmig_conn *c, const struct ibv_wc *wc)
 		rdmig__sq_signaled_done(c->sq);
 		return 0;
 	case WRID_RECV_READY:
-		rdmig__conn_recv_completed(c, SLOT_READY, wc->byte_len);
+		rdmig__rx_completed(c->rx, SLOT_READY, wc->byte_len);
 		return 0;
 	case WRID_RECV_DATA:
-		rdmig__conn_recv_completed(c, SLOT_DATA, wc->byte_len);
+		rdmig__rx_completed(c->rx, SLOT_DATA, wc->byte_len);
 		return 0;
 	}
 	return rdmig__fail(&c->opts, c->errmsg, RDMIG_EPROTO,
@@ -213,7 +213,7 @@ int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending)
 		ret = arm_cqs(c);
 	if (!ret)
 		ret = rdmig__conn_reap(c);
-	*pending = rdmig__cml_ended(c->cm) || rdmig__conn_message_waiting(c) ||
+	*pending = rdmig__cml_ended(c->cm) || rdmig__rx_waiting(c->rx) ||
 		   rdmig__sq_completed(c->sq) != completed;
 	return ret;
 }
@@ -245,7 +245,7 @@ static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 /* What a wait for `what` returns once the peer is gone. */
 static int disconnected_code(struct rdmig_conn *c, const char *what)
 {
-	if (rdmig__conn_error_waiting(c)) {
+	if (rdmig__rx_error_waiting(c->rx, c->res)) {
 		/* it said why before it went: that is the cause */
 		c->counters.received[RDMIG_MSG_ERROR]++;
 		return rdmig__fail(&c->opts, c->errmsg, RDMIG_EPEER,

@@ -21,13 +21,12 @@
 #include "log.h"
 #include "opts.h"
 #include "rdmig.h"
-#include "conn_session.h" /* the part of the transport sessions see */
-#include "conn_engine.h"  /* the part the engines' seam sees */
 #include "send_queue.h"
 #include "admission.h"
 #include "qp_attr.h"
 #include "cm_link.h"
 #include "verbs_res.h"
+#include "credits.h"
 
 /* The engines (engine.h) reach a connection only through engine_io.h. */
 #ifdef RDMIG_ENGINE_H
@@ -49,9 +48,12 @@ struct rdmig_conn {
 	 * their channels, the control buffers, the QP; made once the cm_id
 	 * knows its device */
 	struct rdmig_vres *res;
-	/* the control channel's state (channel.c, its one owner): the
-	 * receive slots, the READY credits, the copied send's buffer, what
-	 * became of inline posts; made with the handle */
+	/* the receive side (credits.h, its one owner): the receive slots
+	 * and the READY credits; made with the handle */
+	struct rdmig_rx *rx;
+	/* the send side of the control channel (channel.c, its one owner):
+	 * the copied send's buffer, the next send's signal, what became of
+	 * inline posts; made with the handle */
 	struct rdmig_channel *ch;
 
 	/* negotiated capabilities */
@@ -110,20 +112,17 @@ static inline uint8_t *conn_slot_buf(const struct rdmig_conn *c, enum conn_slot 
 	return rdmig__vres_slot(c->res, s);
 }
 
-/* channel.c, the one editor of the receive slots and the credits: a
- * receive of slot completed with byte_len bytes (completion.c's
- * dispatch); whether a message sits in a slot, not yet taken; whether one
- * of them is the peer's ERROR; and the credits of a source that has just
- * connected (its first send waits for the destination's READY). */
-void rdmig__conn_recv_completed(struct rdmig_conn *c, enum conn_slot slot, uint32_t byte_len);
-bool rdmig__conn_message_waiting(const struct rdmig_conn *c);
-bool rdmig__conn_error_waiting(const struct rdmig_conn *c);
-void rdmig__conn_credits_start(struct rdmig_conn *c);
 /* channel.c: the channel's state, made and freed with the connection. */
 struct rdmig_channel *rdmig__channel_create(void);
 void rdmig__channel_destroy(struct rdmig_channel *ch);
 
-/* Allocate a connection with validated options (src NULL = defaults).  On
+/* connect.c: make the connection's verbs resources and send queue
+ * ledger once its cm_id knows the device, and watch their channels in
+ * the epoll set (errmsg says why not); free them (safe when none). */
+int rdmig__conn_res_create(struct rdmig_conn *c);
+void rdmig__conn_res_destroy(struct rdmig_conn *c);
+
+/* connect.c: allocate a connection with validated options (src NULL = defaults).  On
  * failure *out is NULL, errmsg (may be NULL) says why and the code is
  * returned. */
 int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,

@@ -4,7 +4,7 @@
  * (engine/engine_io_conn.c) asks of it: its protection domain, the
  * negotiated capabilities, its cancel flag and the calls that move
  * writes and control messages, so that conn.h stays the transport's.
- * Defined by the transport's files (conn_session.c, channel.c,
+ * Defined by the transport's files (conn_engine.c, channel.c,
  * channel_write.c).  Internal.
  */
 #ifndef RDMIG_CONN_ENGINE_H
@@ -16,15 +16,15 @@
 #include <infiniband/verbs.h>
 #include "conn_session.h"
 
-/* conn_session.c: the protection domain its memory is registered on. */
+/* conn_engine.c: the protection domain its memory is registered on. */
 struct ibv_pd *rdmig__conn_pd(const struct rdmig_conn *c);
-/* conn_session.c: the capabilities both ends agreed on. */
+/* conn_engine.c: the capabilities both ends agreed on. */
 const struct rdmig_caps *rdmig__conn_caps(const struct rdmig_conn *c);
-/* conn_session.c: the flag rdmig_conn_cancel sets, from any thread. */
+/* conn_engine.c: the flag rdmig_conn_cancel sets, from any thread. */
 const atomic_bool *rdmig__conn_cancel_flag(const struct rdmig_conn *c);
-/* conn_session.c: the capability exchange is done. */
+/* conn_engine.c: the capability exchange is done. */
 bool rdmig__conn_established(const struct rdmig_conn *c);
-/* conn_session.c: the caller's writes posted with a signaled piece. */
+/* conn_engine.c: the caller's writes posted with a signaled piece. */
 uint64_t rdmig__conn_writes_signaled(const struct rdmig_conn *c);
 
 /* channel.c: a request in two halves, so the caller can work while the

@@ -16,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 #include "clock.h"
 #include "cm_event.h"
 #include "conn.h"
+#include "conn_session.h"
 #include "qp_transport.h"
 #include "testhooks.h"
 
@@ -164,7 +166,7 @@ static int established(struct rdmig_conn *c, const struct rdma_cm_event *ev, uin
 		rdmig__log(&c->opts, RDMIG_LOG_INFO,
 			   "the destination refused PIN_ALL: using dynamic registration");
 	rdmig__cml_establish(c->cm);
-	rdmig__conn_credits_start(c); /* the first send waits for the destination's READY */
+	rdmig__rx_owe_ready(c->rx, true); /* the first send waits for the destination's READY */
 	return 0;
 }
 
@@ -237,6 +239,67 @@ int rdmig_connect(struct rdmig_conn *c, const char *host, const char *port)
 
 /* ------------------------------------------------ every connection -- */
 
+int rdmig__conn_alloc(const struct rdmig_opts *opts, enum conn_role role, struct rdmig_conn **out,
+	       char *errmsg)
+{
+	struct rdmig_conn *c;
+	int ret;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		if (errmsg)
+			snprintf(errmsg, RDMIG_ERRMSG_SIZE, "cannot allocate a connection");
+		return RDMIG_ENOMEM;
+	}
+	c->role = role;
+	c->cap_version = RDMIG_CAP_VERSION;
+	ret = rdmig__opts_copy(&c->opts, opts, c->errmsg);
+	if (!ret && (!(c->cm = rdmig__cml_create()) || !(c->rx = rdmig__rx_create()) ||
+		     !(c->ch = rdmig__channel_create())))
+		ret = rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM, "cannot allocate a connection");
+	if (ret) {
+		/* No handle on failure; the reason went to the log callback. */
+		if (errmsg)
+			memcpy(errmsg, c->errmsg, RDMIG_ERRMSG_SIZE);
+		rdmig__cml_destroy(c->cm);
+		rdmig__rx_destroy(c->rx);
+		free(c);
+		return ret;
+	}
+	rdmig__conn_fd_init(c);
+	atomic_init(&c->cancelled, false);
+	/* made with the handle: rdmig_conn_cancel may come from another
+	 * thread at any time, and must not race to make it */
+	c->cancel_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	*out = c;
+	return 0;
+}
+
+int rdmig__conn_res_create(struct rdmig_conn *c)
+{
+	int ret;
+
+	c->sq = rdmig__sq_create(c->opts.max_send_wr);
+	if (!c->sq)
+		return rdmig__fail(&c->opts, c->errmsg, RDMIG_ENOMEM,
+				   "cannot allocate the send queue's ledger");
+	ret = rdmig__vres_create(rdmig__cml_id(c->cm), &c->opts, c->errmsg, &c->res);
+	if (!ret)
+		ret = rdmig__conn_fd_watch(c, rdmig__vres_cc(c->res, VRES_SEND)->fd, "send");
+	if (!ret)
+		ret = rdmig__conn_fd_watch(c, rdmig__vres_cc(c->res, VRES_RECV)->fd, "recv");
+	return ret;
+}
+
+void rdmig__conn_res_destroy(struct rdmig_conn *c)
+{
+	rdmig__vres_destroy(c->res);
+	c->res = NULL;
+	rdmig__sq_destroy(c->sq);
+	c->sq = NULL;
+}
+
 /*
  * A clean end: every send done, then the disconnect, kept open until the
  * peer answers it.  On IB and RoCE the disconnect request (DREQ) is a CM
@@ -303,6 +366,7 @@ void rdmig_conn_destroy(struct rdmig_conn *c)
 	}
 	rdmig__conn_res_destroy(c); /* the QP, before its cm_id */
 	rdmig__cml_destroy(c->cm);
+	rdmig__rx_destroy(c->rx);
 	rdmig__channel_destroy(c->ch);
 	rdmig__conn_fd_close(c);
 	if (c->cancel_efd >= 0)

@@ -7,9 +7,7 @@
 #ifndef RDMIG_TESTHOOKS_H
 #define RDMIG_TESTHOOKS_H
 
-#include <stdbool.h>
 #include <stdint.h>
-#include "verbs_res.h" /* enum conn_slot */
 
 struct rdmig_conn;
 
@@ -23,13 +21,5 @@ void rdmig__conn_refuse_inline(struct rdmig_conn *c, int ret, uint32_t count);
 /* Inline posts refused so far, and the inline size left after them. */
 uint32_t rdmig__conn_inline_refusals(const struct rdmig_conn *c);
 uint32_t rdmig__conn_inline_max(const struct rdmig_conn *c);
-
-/* A raw peer (tests/device/rawpeer.c) keeps the credits itself: whether a
- * message sits in slot s, taking it (its length), and whether a READY is
- * owed before its next send. */
-bool rdmig__conn_slot_done(const struct rdmig_conn *c, enum conn_slot s);
-uint32_t rdmig__conn_slot_take(struct rdmig_conn *c, enum conn_slot s);
-bool rdmig__conn_ready_owed(const struct rdmig_conn *c);
-void rdmig__conn_set_ready_owed(struct rdmig_conn *c, bool owed);
 
 #endif

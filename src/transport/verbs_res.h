@@ -17,7 +17,8 @@ struct ibv_comp_channel;
 struct ibv_cq;
 struct ibv_mr;
 struct ibv_pd;
-struct rdmig_conn;
+struct rdma_cm_id;
+struct rdmig_opts;
 struct rdmig_vres;
 
 /*
@@ -37,11 +38,13 @@ enum conn_slot { SLOT_READY = 0, SLOT_DATA = 1, SLOT_SEND = 2, SLOT_COUNT = 3 };
 /* The two completion paths: sends (and writes), receives. */
 enum vres_side { VRES_SEND, VRES_RECV };
 
-/* Make c's resources (c->res, and the send queue's ledger c->sq) on its
- * cm_id's device.  On failure c->errmsg says why; destroy frees what was
- * made, and is safe on a connection that has none. */
-int rdmig__conn_res_create(struct rdmig_conn *c);
-void rdmig__conn_res_destroy(struct rdmig_conn *c);
+/* Make the resources on id's device, following opts (max_send_wr,
+ * inline_request).  *out is set even on failure (NULL only when out of
+ * memory): errmsg says why, and destroy frees what was made.  The QP is
+ * made on id (rdma_create_qp), which must outlive the object. */
+int rdmig__vres_create(struct rdma_cm_id *id, const struct rdmig_opts *opts, char *errmsg,
+		       struct rdmig_vres **out);
+void rdmig__vres_destroy(struct rdmig_vres *r);
 
 /* Every answer is NULL (0, an empty inline report) before they are made. */
 struct ibv_pd *rdmig__vres_pd(const struct rdmig_vres *r);

@@ -10,7 +10,6 @@
 #include "cm_event.h"
 #include "completion.h"
 #include "conn.h"
-#include "testhooks.h"
 #include "rawpeer.h"
 #include "wrid.h"
 
@@ -80,7 +79,7 @@ int raw_post(struct rdmig_conn *c, const void *bytes, size_t len)
 
 static bool ready_slot_done(const struct rdmig_conn *c, const void *arg)
 {
-	return rdmig__conn_slot_done(c, SLOT_READY);
+	return rdmig__rx_done(c->rx, SLOT_READY);
 }
 
 int raw_wait_message(struct rdmig_conn *c)
@@ -92,7 +91,7 @@ int raw_wait_message(struct rdmig_conn *c)
 
 	if (ret)
 		return ret;
-	len = rdmig__conn_slot_take(c, SLOT_READY);
+	len = rdmig__rx_take(c->rx, SLOT_READY);
 	ret = rdmig_msg_parse(conn_slot_buf(c, SLOT_READY), len, RDMIG_MSG_NONE, &m, why, sizeof(why));
 	if (ret)
 		snprintf(c->errmsg, sizeof(c->errmsg), "raw: %s", why);
@@ -103,7 +102,7 @@ int raw_send(struct rdmig_conn *c, const void *bytes, size_t len)
 {
 	int ret = 0;
 
-	if (rdmig__conn_ready_owed(c)) {
+	if (rdmig__rx_ready_owed(c->rx)) {
 		struct rdmig_msg m;
 		char why[256];
 
@@ -111,16 +110,16 @@ int raw_send(struct rdmig_conn *c, const void *bytes, size_t len)
 		if (ret)
 			return ret;
 		ret = rdmig_msg_parse(conn_slot_buf(c, SLOT_READY),
-				      rdmig__conn_slot_take(c, SLOT_READY), RDMIG_MSG_READY, &m, why, sizeof(why));
+				      rdmig__rx_take(c->rx, SLOT_READY), RDMIG_MSG_READY, &m, why, sizeof(why));
 		if (ret)
 			return rdmig__fail(&c->opts, c->errmsg, ret, "raw: %s", why);
-		rdmig__conn_set_ready_owed(c, false);
+		rdmig__rx_owe_ready(c->rx, false);
 	}
 	ret = rdmig__conn_post_recv(c, SLOT_READY);
 	if (!ret)
 		ret = raw_post(c, bytes, len);
 	if (!ret)
-		rdmig__conn_set_ready_owed(c, true);
+		rdmig__rx_owe_ready(c->rx, true);
 	return ret;
 }
 

@@ -105,6 +105,7 @@ static void free_conn(struct rdmig_conn *c)
 	rdmig__vres_free_fake(c->res);
 	rdmig__sq_destroy(c->sq);
 	rdmig__channel_destroy(c->ch);
+	rdmig__rx_destroy(c->rx);
 	rdmig__cml_set_id(c->cm, NULL); /* the fake id is not rdma_cm's */
 	rdmig__cml_destroy(c->cm);
 	free(c);
