@@ -29,7 +29,6 @@
 #include "dest_events.h"
 #include "dest_idle.h"
 #include "dest_int.h"
-#include "dest_step.h"
 #include "dest_zranges.h"
 
 /* rdmig_dest_create over a connection is in engine_io_conn.c. */
@@ -367,11 +366,15 @@ static int next_event(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
 	}
 }
 
-/* After a failure nothing more is received or served: a hostile source may
- * go on sending after our ERROR, and a message waiting in a slot must stay
+/* One step of the loop, waiting for the source's next message
+ * (rdmig_dest_next) or not (rdmig_dest_try_next, for an event loop that
+ * sleeps on rdmig_conn_fd); the READY a message needs goes out once however
+ * the calls are mixed (the connection remembers it sent it).  After a
+ * failure nothing more is received or served: a hostile source may go on
+ * sending after our ERROR, and a message waiting in a slot must stay
  * unread.  Every later call returns the same code.  RDMIG_EAGAIN is no
- * failure.  (rdmig_dest_next and rdmig_dest_try_next: dest_step.c.) */
-int rdmig__dest_step(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
+ * failure. */
+static int step(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
 {
 	int ret;
 
@@ -384,6 +387,20 @@ int rdmig__dest_step(struct rdmig_dest *d, struct rdmig_event *ev, bool wait)
 	if (!ret) /* the caller's time now; RDMIG_EAGAIN: the source's */
 		dest_idle_pause(&d->idle, rdmig__now_us());
 	return ret;
+}
+
+int rdmig_dest_next(struct rdmig_dest *d, struct rdmig_event *ev)
+{
+	if (!d || !ev)
+		return RDMIG_EINVAL;
+	return step(d, ev, true);
+}
+
+int rdmig_dest_try_next(struct rdmig_dest *d, struct rdmig_event *ev)
+{
+	if (!d || !ev)
+		return RDMIG_EINVAL;
+	return step(d, ev, false);
 }
 
 void rdmig_dest_stats(const struct rdmig_dest *d, struct rdmig_engine_stats *out)

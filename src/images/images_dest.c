@@ -271,7 +271,7 @@ static int step(struct rdmig_images_dest *d, struct rdmig_images_event *out)
 			return cancelled(d);
 		if (atomic_load(&d->write_err))
 			return rdmig__idest_sink_write_failed(d);
-		rdmig__idest_release_queued(d); /* before the wait: it may be long */
+		rdmig__release_queued(&d->rel, d->engine); /* before the wait: it may be long */
 		ret = d->o.nonblocking ? rdmig_dest_try_next(d->engine, &ev)
 				       : rdmig_dest_next(d->engine, &ev);
 		if (ret == RDMIG_EAGAIN)

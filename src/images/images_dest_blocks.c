@@ -104,7 +104,7 @@ static void span_checked(void *ctx, const struct rdmig_hash_job *j)
 	if (ret)
 		atomic_compare_exchange_strong(&d->write_err, &none, sink_code(ret));
 	else
-		rdmig__idest_span_done(d, j->block, j->offset, j->len);
+		rdmig__release_span_done(&d->rel, j->block, j->offset, j->len);
 }
 
 /* One hashing thread's copy: a span, but no more than the largest block
@@ -176,7 +176,8 @@ int rdmig__idest_on_header(struct rdmig_images_dest *d)
 	d->header_done = true;
 	if ((ret = accept_header(d)) || (ret = alloc_memory(d)) || (ret = create_images(d)))
 		return ret;
-	if ((ret = rdmig__idest_release_init(d))) {
+	if ((ret = rdmig__release_init(&d->rel, d->ps.blocks, d->ps.count, d->ps.prm.chunk_shift,
+				       d->mem))) {
 		snprintf(d->err, sizeof(d->err), "out of memory for the chunks' counters");
 		return ret;
 	}
@@ -256,7 +257,7 @@ void rdmig__idest_teardown(struct rdmig_images_dest *d)
 	rdmig_verify_free(&d->vf);
 	rdmig_dest_destroy(d->engine);
 	d->engine = NULL;
-	rdmig__idest_release_free(d);
+	rdmig__release_free(&d->rel);
 	for (uint32_t i = 0; d->mem && i < d->ps.count; i++)
 		if (d->mem[i])
 			munmap(d->mem[i], (size_t)d->ps.blocks[i].length);

@@ -15,19 +15,21 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "dest_release.h"
-#include "images_dest_int.h"
+#include "images_dest_release.h"
+#include "rdmig/imgstream.h"
 
-int rdmig__idest_release_init(struct rdmig_images_dest *d)
+int rdmig__release_init(struct chunk_release *r, const struct rdmig_imgs_block *blocks,
+			uint32_t n, unsigned shift, uint8_t *const *mem)
 {
-	struct chunk_release *r = &d->rel;
-	uint32_t n = d->ps.count;
-
-	r->shift = d->ps.prm.chunk_shift;
+	r->shift = shift;
+	r->nblocks = n;
+	r->blocks = blocks;
+	r->mem = mem;
 	r->done = calloc(n ? n : 1, sizeof(*r->done));
 	if (!r->done)
 		return RDMIG_ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t chunks = rdmig_chunk_count(d->ps.blocks[i].length, 1ull << r->shift);
+		uint64_t chunks = rdmig_chunk_count(blocks[i].length, 1ull << shift);
 
 		r->cap += chunks;
 		if (chunks && !(r->done[i] = calloc(chunks, sizeof(**r->done))))
@@ -36,26 +38,31 @@ int rdmig__idest_release_init(struct rdmig_images_dest *d)
 	r->queue = malloc((r->cap ? r->cap : 1) * sizeof(*r->queue));
 	if (!r->queue || pthread_mutex_init(&r->lock, NULL))
 		return RDMIG_ENOMEM;
+	atomic_init(&r->published, 0);
 	r->on = true;
 	return 0;
 }
 
+/* The lock orders the threads' appends; the release store publishes the
+ * entry to the caller's thread, which reads it without the lock. */
 static void enqueue(struct chunk_release *r, uint32_t block, uint64_t chunk)
 {
 	pthread_mutex_lock(&r->lock);
-	if (r->queued < r->cap)
+	if (r->queued < r->cap) {
 		r->queue[r->queued++] = (uint64_t)block << 32 | chunk;
+		atomic_store_explicit(&r->published, r->queued, memory_order_release);
+	}
 	pthread_mutex_unlock(&r->lock);
 }
 
-void rdmig__idest_span_done(struct rdmig_images_dest *d, uint32_t block, uint64_t offset,
-			    uint64_t len)
+void rdmig__release_span_done(struct chunk_release *r, uint32_t block, uint64_t offset,
+			      uint64_t len)
 {
-	struct chunk_release *r = &d->rel;
-	uint64_t length = d->ps.blocks[block].length, end = offset + len;
+	uint64_t length, end = offset + len;
 
-	if (!r->on || !d->mem[block])
+	if (!r->on || !r->mem[block])
 		return;
+	length = r->blocks[block].length;
 	for (uint64_t c = offset >> r->shift; c << r->shift < end; c++) {
 		uint64_t cstart = c << r->shift, cend = cstart + (1ull << r->shift);
 		uint64_t from = offset > cstart ? offset : cstart;
@@ -69,24 +76,21 @@ void rdmig__idest_span_done(struct rdmig_images_dest *d, uint32_t block, uint64_
 	}
 }
 
-void rdmig__idest_release_queued(struct rdmig_images_dest *d)
+void rdmig__release_queued(struct chunk_release *r, struct rdmig_dest *engine)
 {
-	struct chunk_release *r = &d->rel;
 	size_t n;
 
-	if (!r->on || !d->engine)
+	if (!r->on || !engine)
 		return;
-	pthread_mutex_lock(&r->lock);
-	n = r->queued;
-	pthread_mutex_unlock(&r->lock);
+	n = atomic_load_explicit(&r->published, memory_order_acquire);
 	/* entries below n are written and stay: the threads only append */
 	for (size_t i = r->chunks_seen; i < n; i++) {
 		uint32_t block = (uint32_t)(r->queue[i] >> 32);
 		uint64_t c = r->queue[i] & 0xffffffffu, start = c << r->shift;
-		uint64_t len = rdmig_chunk_len(d->ps.blocks[block].length, c, 1ull << r->shift);
+		uint64_t len = rdmig_chunk_len(r->blocks[block].length, c, 1ull << r->shift);
 
-		if (rdmig__dest_release_chunk(d->engine, block, (uint32_t)c) == 1 &&
-		    !madvise(d->mem[block] + start, (size_t)len, MADV_DONTNEED)) {
+		if (rdmig__dest_release_chunk(engine, block, (uint32_t)c) == 1 &&
+		    !madvise(r->mem[block] + start, (size_t)len, MADV_DONTNEED)) {
 			r->chunks++;
 			r->bytes += len;
 		}
@@ -94,11 +98,9 @@ void rdmig__idest_release_queued(struct rdmig_images_dest *d)
 	r->chunks_seen = n;
 }
 
-void rdmig__idest_release_free(struct rdmig_images_dest *d)
+void rdmig__release_free(struct chunk_release *r)
 {
-	struct chunk_release *r = &d->rel;
-
-	for (uint32_t i = 0; r->done && i < d->ps.count; i++)
+	for (uint32_t i = 0; r->done && i < r->nblocks; i++)
 		free(r->done[i]);
 	free(r->done);
 	r->done = NULL;

@@ -30,7 +30,7 @@ wire)
 	;;
 dest)
 	# the destination engine over a fake of its seam (engine_io.h)
-	direct_srcs="src/engine/dest.c src/engine/dest_serve.c src/engine/dest_zranges.c src/engine/dest_events.c src/engine/dest_step.c src/base/clock.c src/engine/engine.c src/base/wire.c src/base/error.c src/base/log.c src/base/opts.c
+	direct_srcs="src/engine/dest.c src/engine/dest_serve.c src/engine/dest_zranges.c src/engine/dest_events.c src/base/clock.c src/engine/engine.c src/base/wire.c src/base/error.c src/base/log.c src/base/opts.c
 		tests/fuzz/fuzz_dest.c tests/fuzz/fake_io.c"
 	max_len=8192 # room for a few hundred records
 	;;
