@@ -3,7 +3,7 @@
 #include <string.h>
 #include <openssl/evp.h>
 #include <xxhash.h>
-#include <rdmig/imgstream.h>
+#include <rdmig/digest.h>
 
 int rdmig_digest_parse(const char *name, enum rdmig_digest_alg *out)
 {

@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "qemu_stream_priv.h"
+#include "qemu_stream_end.h"
+#include "qemu_stream_states.h"
 #include "stream_field.h"
 
 /* Section types (savevm.c). */

@@ -8,7 +8,8 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
-#include "qemu_stream_priv.h"
+#include "qemu_stream_end.h"
+#include "qemu_stream_states.h"
 
 /*
  * Past what we understand, only the end matters.  QEMU ends a precopy

@@ -5,9 +5,9 @@
  * structure, qemu_stream_end.c watches for the end); below both, so neither
  * half calls back into the other for it.
  */
-#include "qemu_stream_priv.h"
+#include "qemu_stream_states.h"
 
-/* What each state of qemu_stream_priv.h collects, in its order. */
+/* What each state of qemu_stream_states.h collects, in its order. */
 static const char *const field_names[] = {
 	"file magic", "file version", "section type",
 	"configuration: machine name length", "configuration: machine name",

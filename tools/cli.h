@@ -38,13 +38,6 @@ uint64_t cli_physical_memory(void);
  * unset, for librdmig-stream's default (one per online CPU, at most 8). */
 unsigned cli_hash_threads(void);
 
-/* mkdir -p DIR; -1 with a message in err on failure.  *made: the length
- * of DIR's leading part that did not exist before (0: none). */
-int cli_make_dir(const char *dir, size_t *made, char *err, size_t errlen);
-/* Remove, deepest first, the directories cli_make_dir made (made as it
- * said), as long as they are empty. */
-void cli_remove_made(const char *dir, size_t made);
-
 /* Parse --inline's value: "auto", "0" or N bytes. */
 int cli_parse_inline(const char *s, int *out);
 

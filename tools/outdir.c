@@ -11,8 +11,72 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
-#include "cli.h"
 #include "outdir.h"
+
+
+/* mkdir -p: dir and its parents; err says what failed.  *made: the length
+ * of the shortest leading part of dir this call created (0: none), for
+ * out_remove_made. */
+int out_make_dir(const char *dir, size_t *made, char *err, size_t errlen)
+{
+	char path[4096];
+	struct stat st;
+	size_t n = strlen(dir);
+
+	*made = 0;
+	if (n >= sizeof(path)) {
+		snprintf(err, errlen, "--out: path too long");
+		return -1;
+	}
+	memcpy(path, dir, n + 1);
+	for (char *p = path + 1; ; p++) {
+		if (*p != '/' && *p)
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(path, 0755) == 0) {
+			if (!*made)
+				*made = (size_t)(p - path);
+		} else if (errno != EEXIST) {
+			snprintf(err, errlen, "cannot create '%.600s': %s", path, strerror(errno));
+			out_remove_made(dir, *made);
+			*made = 0;
+			return -1;
+		}
+		*p = saved;
+		if (!saved)
+			break;
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "'%.600s' is not a directory", dir);
+		out_remove_made(dir, *made);
+		*made = 0;
+		return -1;
+	}
+	return 0;
+}
+
+void out_remove_made(const char *dir, size_t made)
+{
+	char path[4096];
+	size_t n = strlen(dir);
+
+	if (!made || n >= sizeof(path))
+		return;
+	memcpy(path, dir, n + 1);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+	/* deepest first; rmdir leaves a directory that is not empty */
+	while (n >= made) {
+		if (rmdir(path))
+			return;
+		while (n > 0 && path[n - 1] != '/')
+			n--;
+		while (n > 1 && path[n - 1] == '/')
+			n--;
+		path[n] = '\0';
+	}
+}
 
 /* Who may plant files in DIR?  Its owner, if that is neither us nor root,
  * and its group and others when they may write and the sticky bit does not
@@ -45,7 +109,7 @@ int out_dir_open(struct out_dir *d, const char *path, bool force, char *err, siz
 	d->made = 0;
 	d->sync = true;
 	d->parent_fd = -1;
-	if (cli_make_dir(path, &d->made, err, errlen))
+	if (out_make_dir(path, &d->made, err, errlen))
 		return -1;
 	if ((d->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(d->fd, &st)) {
 		snprintf(err, errlen, "cannot open --out %.600s: %s", path, strerror(errno));
@@ -64,7 +128,7 @@ void out_dir_close(struct out_dir *d)
 void out_dir_remove_made(struct out_dir *d)
 {
 	if (d->path)
-		cli_remove_made(d->path, d->made);
+		out_remove_made(d->path, d->made);
 	d->made = 0;
 }
 

@@ -55,6 +55,13 @@ struct out_file {
 	bool sync;                /* the directory's sync, when it was created */
 };
 
+/* mkdir -p DIR; -1 with a message in err on failure.  *made: the length
+ * of DIR's leading part that did not exist before (0: none). */
+int out_make_dir(const char *dir, size_t *made, char *err, size_t errlen);
+/* Remove, deepest first, the directories out_make_dir made (made as it
+ * said), as long as they are empty. */
+void out_remove_made(const char *dir, size_t made);
+
 /* mkdir -p DIR, open it and check who may write into it; -1 with err. */
 int out_dir_open(struct out_dir *d, const char *path, bool force, char *err, size_t errlen);
 void out_dir_close(struct out_dir *d);

@@ -314,20 +314,20 @@ TEST(made_directories_are_removed)
 
 	CHECK(mkdtemp(base) != NULL);
 	snprintf(dir, sizeof(dir), "%s/a/b/c/", base);
-	CHECK_OK(cli_make_dir(dir, &made, err, sizeof(err)));
+	CHECK_OK(out_make_dir(dir, &made, err, sizeof(err)));
 	CHECK_EQ(made, strlen(base) + 2); /* "<base>/a" */
-	cli_remove_made(dir, made);
+	out_remove_made(dir, made);
 	CHECK_EQ(stat(base, &st), 0); /* it was there before */
 	snprintf(keep, sizeof(keep), "%s/a", base);
 	CHECK(stat(keep, &st) != 0);
 	/* nothing made: nothing removed */
-	CHECK_OK(cli_make_dir(base, &made, err, sizeof(err)));
+	CHECK_OK(out_make_dir(base, &made, err, sizeof(err)));
 	CHECK_EQ(made, 0);
 	/* a file someone put inside keeps its directories */
-	CHECK_OK(cli_make_dir(dir, &made, err, sizeof(err)));
+	CHECK_OK(out_make_dir(dir, &made, err, sizeof(err)));
 	snprintf(keep, sizeof(keep), "%s/a/b/f", base);
 	fclose(fopen(keep, "w"));
-	cli_remove_made(dir, made);
+	out_remove_made(dir, made);
 	snprintf(keep, sizeof(keep), "%s/a/b/c", base);
 	CHECK(stat(keep, &st) != 0);
 	snprintf(keep, sizeof(keep), "%s/a/b/f", base);
