@@ -31,9 +31,12 @@
 struct rdmig_channel {
 	bool signal_next;  /* the next control send is signaled, due or not */
 	uint64_t send_buf_seq; /* sequence of the last copied control send */
-	/* 0, or the most an inline send may carry (header + payload) once
-	 * the provider refused one of more: such messages go copied */
-	uint32_t inline_lowered;
+	/* The most an inline send may carry (header + payload): what the
+	 * QP was granted (rdmig__channel_set_inline), lowered below a message
+	 * the provider refused to post inline, so that such messages go
+	 * copied from then on.  Kept here, not asked of the verbs resources
+	 * at every send: it is read on every control message. */
+	uint32_t inline_max;
 	uint32_t inline_refusals; /* inline posts refused, then copied */
 	/* tests (testhooks.h): the next refuse_left inline posts return
 	 * refuse_ret, as a provider's post_send would, without posting */
@@ -193,7 +196,7 @@ static bool inline_refused(struct rdmig_conn *c, const struct rdmig_msg *m, uint
 			   "messages of %u bytes and more go copied",
 			   rdmig__cml_device(c->cm), bytes, strerror(err),
 			   rdmig__vres_inline(c->res)->granted, bytes);
-	c->ch->inline_lowered = bytes - 1;
+	c->ch->inline_max = bytes - 1;
 	rdmig__log(&c->opts, RDMIG_LOG_DEBUG, "inline %s of %u bytes refused (%s): copied",
 		   rdmig_msg_type_name(m->type), bytes, strerror(err));
 	return true;
@@ -212,10 +215,12 @@ uint32_t rdmig__conn_inline_refusals(const struct rdmig_conn *c)
 
 uint32_t rdmig__conn_inline_max(const struct rdmig_conn *c)
 {
-	uint32_t granted = rdmig__vres_inline(c->res)->granted;
-	uint32_t lowered = c->ch->inline_lowered;
+	return c->ch->inline_max;
+}
 
-	return lowered && lowered < granted ? lowered : granted;
+void rdmig__channel_set_inline(struct rdmig_channel *ch, uint32_t granted)
+{
+	ch->inline_max = granted;
 }
 
 /* Post one control message (no credit logic).  A copied send is signaled:
@@ -230,7 +235,7 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 	uint8_t buf[RDMIG_INLINE_REQUEST_MAX];
 	struct rdmig_header h = {.len = m->len, .type = m->type, .repeat = m->repeat};
 	uint32_t bytes = RDMIG_HEADER_SIZE + m->len;
-	bool inl = bytes <= rdmig__conn_inline_max(c) && bytes <= sizeof(buf);
+	bool inl = bytes <= c->ch->inline_max && bytes <= sizeof(buf);
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = {.opcode = IBV_WR_SEND, .sg_list = &sge, .num_sge = 1};
 	bool signaled = true;

@@ -115,6 +115,9 @@ static inline uint8_t *conn_slot_buf(const struct rdmig_conn *c, enum conn_slot 
 /* channel.c: the channel's state, made and freed with the connection. */
 struct rdmig_channel *rdmig__channel_create(void);
 void rdmig__channel_destroy(struct rdmig_channel *ch);
+/* channel.c: the inline size the QP was granted (0 until it is made:
+ * every message goes copied). */
+void rdmig__channel_set_inline(struct rdmig_channel *ch, uint32_t granted);
 
 /* connect.c: make the connection's verbs resources and send queue
  * ledger once its cm_id knows the device, and watch their channels in

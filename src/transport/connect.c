@@ -286,6 +286,8 @@ int rdmig__conn_res_create(struct rdmig_conn *c)
 				   "cannot allocate the send queue's ledger");
 	ret = rdmig__vres_create(rdmig__cml_id(c->cm), &c->opts, c->errmsg, &c->res);
 	if (!ret)
+		rdmig__channel_set_inline(c->ch, rdmig__vres_inline(c->res)->granted);
+	if (!ret)
 		ret = rdmig__conn_fd_watch(c, rdmig__vres_cc(c->res, VRES_SEND)->fd, "send");
 	if (!ret)
 		ret = rdmig__conn_fd_watch(c, rdmig__vres_cc(c->res, VRES_RECV)->fd, "recv");

@@ -94,6 +94,7 @@ static struct rdmig_conn *fake_conn(uint32_t granted)
 	rdmig__cml_establish(c->cm);
 	c->sq = rdmig__sq_create(c->opts.max_send_wr);
 	c->res = rdmig__vres_fake(calloc(SLOT_COUNT, RDMIG_CONTROL_BUFFER), &env.mr, granted);
+	rdmig__channel_set_inline(c->ch, granted);
 	if (!c->sq || !c->res || !conn_slot_buf(c, SLOT_READY))
 		abort();
 	return c;
