@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_outdir.c - recv's output files (tools/outdir.c, and
+ * test_outdir.c - recv's output files (src/sessions/outdir.c, and
  * its sparse images): what someone who can write into --out
  * plants there (a symlink, a FIFO, a file) is never followed, opened or
  * truncated; outputs appear only when committed; who may own --out; a

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_replay_dir.c - the images of `rdmig send --qemu-replay` are read
- * into the replay's own memory (tools/replay_dir.c): a file cut after it
+ * into the replay's own memory (src/sessions/replay_dir.c): a file cut after it
  * was read changes nothing (a mapping of it raised SIGBUS in the sender),
  * a file cut while it is read is an error, holes read as zero, and a file
  * whose size is not the record's is refused without its size being told.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * qmp.h - a QMP client for the tool (json-c): ask a QEMU, over its QMP
- * unix socket, a command at a time.  Internal to the tool.
+ * unix socket, a command at a time.  A session (src/sessions), not
+ * installed.
  *
  * QEMU's QMP socket serves one client at a time (others wait until it is
  * free): callers open, ask and close, and never keep the socket while a
