@@ -131,23 +131,12 @@ int rdmig__conn_reap(struct rdmig_conn *c)
 
 static int arm_cqs(struct rdmig_conn *c)
 {
-	int err = verbs_errno(ibv_req_notify_cq(rdmig__vres_cq(c->res, VRES_SEND), 0));
-	if (!err)
-		err = verbs_errno(ibv_req_notify_cq(rdmig__vres_cq(c->res, VRES_RECV), 0));
+	int err = verbs_errno(rdmig__vres_arm(c->res));
+
 	if (err)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "ibv_req_notify_cq: %s",
 				   strerror(err));
 	return 0;
-}
-
-/* Consume (and acknowledge) a completion-channel event, if any. */
-static void drain_channel(struct ibv_comp_channel *cc)
-{
-	struct ibv_cq *cq;
-	void *ctx;
-
-	while (ibv_get_cq_event(cc, &cq, &ctx) == 0)
-		ibv_ack_cq_events(cq, 1);
 }
 
 /* A CM event on an established connection can only be bad news. */
@@ -201,12 +190,13 @@ int rdmig__conn_fd_prepare(struct rdmig_conn *c, bool *pending)
 	int ret;
 
 	*pending = false;
-	if (!rdmig__cml_channel(c->cm) || !rdmig__vres_cq(c->res, VRES_SEND) || !rdmig__vres_cq(c->res, VRES_RECV))
+	if (!rdmig__cml_channel(c->cm) || !rdmig__vres_cq(c->res, VRES_SEND) ||
+	    !rdmig__vres_cq(c->res, VRES_RECV))
 		return 0; /* not connected yet: no channel can have news */
 	completed = rdmig__sq_completed(c->sq);
 	/* Old channel events would keep the fd readable for nothing. */
-	drain_channel(rdmig__vres_cc(c->res, VRES_SEND));
-	drain_channel(rdmig__vres_cc(c->res, VRES_RECV));
+	rdmig__vres_drain(c->res, VRES_SEND);
+	rdmig__vres_drain(c->res, VRES_RECV);
 	ret = take_cm_events(c);
 	/* Arm, then reap: what completed before the arming raises no event. */
 	if (!ret)
@@ -234,9 +224,9 @@ static int sleep_for_events(struct rdmig_conn *c, int timeout_ms)
 		return errno == EINTR ? 0 : rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(errno),
 							 "poll: %s", strerror(errno));
 	if (fds[0].revents)
-		drain_channel(rdmig__vres_cc(c->res, VRES_SEND));
+		rdmig__vres_drain(c->res, VRES_SEND);
 	if (fds[1].revents)
-		drain_channel(rdmig__vres_cc(c->res, VRES_RECV));
+		rdmig__vres_drain(c->res, VRES_RECV);
 	if (fds[2].revents)
 		return handle_cm_event(c);
 	return 0;

@@ -238,6 +238,22 @@ uint8_t *rdmig__vres_slot(const struct rdmig_vres *r, enum conn_slot s)
 	return r && r->bufs ? r->bufs + (size_t)s * RDMIG_CONTROL_BUFFER : NULL;
 }
 
+int rdmig__vres_arm(const struct rdmig_vres *r)
+{
+	int ret = ibv_req_notify_cq(r->cq[VRES_SEND], 0);
+
+	return ret ? ret : ibv_req_notify_cq(r->cq[VRES_RECV], 0);
+}
+
+void rdmig__vres_drain(const struct rdmig_vres *r, enum vres_side side)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+
+	while (ibv_get_cq_event(r->cc[side], &cq, &ctx) == 0)
+		ibv_ack_cq_events(cq, 1);
+}
+
 const struct ibv_mr *rdmig__vres_buf_mr(const struct rdmig_vres *r)
 {
 	return r ? r->buf_mr : NULL;

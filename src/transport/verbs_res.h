@@ -50,6 +50,11 @@ void rdmig__vres_destroy(struct rdmig_vres *r);
 struct ibv_pd *rdmig__vres_pd(const struct rdmig_vres *r);
 struct ibv_cq *rdmig__vres_cq(const struct rdmig_vres *r, enum vres_side side);
 struct ibv_comp_channel *rdmig__vres_cc(const struct rdmig_vres *r, enum vres_side side);
+/* Ask both CQs for their next completion's event: 0, or the first
+ * failure as ibv_req_notify_cq returned it (normalise with verbs_errno). */
+int rdmig__vres_arm(const struct rdmig_vres *r);
+/* Consume (and acknowledge) the events waiting on a side's channel. */
+void rdmig__vres_drain(const struct rdmig_vres *r, enum vres_side side);
 /* A control slot's RDMIG_CONTROL_BUFFER bytes, and the region's keys. */
 uint8_t *rdmig__vres_slot(const struct rdmig_vres *r, enum conn_slot s);
 const struct ibv_mr *rdmig__vres_buf_mr(const struct rdmig_vres *r);
