@@ -89,8 +89,9 @@ int rdmig__conn_post_recv(struct rdmig_conn *c, enum conn_slot slot)
 		return 0;
 	err = verbs_errno(ibv_post_recv(rdmig__cml_qp(c->cm), &wr, &bad));
 	if (err)
-		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err), "ibv_post_recv (%s slot): %s%s",
-				   slot == SLOT_READY ? "READY" : "DATA", strerror(err), rdmig__cml_qp_error_hint(c->cm));
+		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(err),
+				   "ibv_post_recv (%s slot): %s%s", slot == SLOT_READY ? "READY" : "DATA",
+				   strerror(err), rdmig__cml_qp_error_hint(c->cm, err));
 	rdmig__rx_posted_now(c->rx, slot);
 	return 0;
 }
@@ -268,7 +269,7 @@ static int post_control(struct rdmig_conn *c, const struct rdmig_msg *m)
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (%s, %u bytes, %s): %s%s",
 				   rdmig_msg_type_name(m->type), bytes, inl ? "inline" : "copied",
-				   strerror(ret), rdmig__cml_qp_error_hint(c->cm));
+				   strerror(ret), rdmig__cml_qp_error_hint(c->cm, ret));
 	seq = rdmig__sq_record(c->sq, signaled, 0);
 	c->ch->signal_next = false;
 	if (!inl)

@@ -39,7 +39,7 @@ int rdmig__conn_post_flush(struct rdmig_conn *c)
 
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret), "ibv_post_send (flush): %s%s",
-				   strerror(ret), rdmig__cml_qp_error_hint(c->cm));
+				   strerror(ret), rdmig__cml_qp_error_hint(c->cm, ret));
 	rdmig__sq_record(c->sq, true, 0);
 	return 0;
 }

@@ -81,7 +81,8 @@ static int post_write_piece(struct rdmig_conn *c, const void *local, uint32_t le
 	if (ret)
 		return rdmig__fail(&c->opts, c->errmsg, rdmig__syserr(ret),
 				   "ibv_post_send (RDMA WRITE of %u bytes to 0x%llx): %s%s", len,
-				   (unsigned long long)remote, strerror(ret), rdmig__cml_qp_error_hint(c->cm));
+				   (unsigned long long)remote, strerror(ret),
+				   rdmig__cml_qp_error_hint(c->cm, ret));
 	rdmig__sq_record(c->sq, signaled, len);
 	*signaled_any |= signaled;
 	return 0;

@@ -105,13 +105,14 @@ bool rdmig__cml_live(const struct rdmig_cm_link *l)
 	return l->id && l->established && !l->ended;
 }
 
-const char *rdmig__cml_qp_error_hint(const struct rdmig_cm_link *l)
+const char *rdmig__cml_qp_error_hint(const struct rdmig_cm_link *l, int err)
 {
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
 	struct ibv_qp *qp = rdmig__cml_qp(l);
 
-	if (qp && ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) == 0 && attr.qp_state == IBV_QPS_ERR)
+	if (err == ENOTCONN ||
+	    (qp && ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) == 0 && attr.qp_state == IBV_QPS_ERR))
 		return " (the connection is in error: the peer went away or a transfer failed)";
 	return "";
 }

@@ -47,11 +47,13 @@ void rdmig__cml_end(struct rdmig_cm_link *l, const char *fmt, ...)
 bool rdmig__cml_ended(const struct rdmig_cm_link *l);
 const char *rdmig__cml_end_reason(const struct rdmig_cm_link *l); /* "" before */
 
-/* After a failed post: " (the connection is in error ...)" when the QP
- * went to the error state before its completions said so (a peer killed
- * mid-transfer), to follow the errno the provider chose for it (EINVAL,
- * ENOTCONN, ...); else "". */
-const char *rdmig__cml_qp_error_hint(const struct rdmig_cm_link *l);
+/* After a post failed with err (a positive errno): " (the connection is
+ * in error ...)" when the connection is gone before its completions said
+ * so (a peer killed mid-transfer), to follow the errno the provider chose
+ * for it; else "".  Gone: the QP is in the error state, or the provider
+ * said ENOTCONN (siw does, from a QP whose connection closed before the
+ * QP reached the error state). */
+const char *rdmig__cml_qp_error_hint(const struct rdmig_cm_link *l, int err);
 
 /* An id, ESTABLISHED, and no end yet: a link a disconnect would close. */
 bool rdmig__cml_live(const struct rdmig_cm_link *l);
