@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* addr.c - command-line address and option parsing shared by subcommands,
- * and recv's source allow-list (--allow). */
-#include <arpa/inet.h>
+ * and the tool's failure messages and hints. */
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdint.h>
 #include <unistd.h>
 #include <stdio.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,122 +217,4 @@ int cli_parse_chunk_size(const char *s, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
-}
-
-uint64_t cli_physical_memory(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 1ull << 30;
-}
-
-/* ---------------------------------------------- --allow ADDR[/PREFIX] -- */
-
-/* The address part of an --allow rule, in brackets or not. */
-static int allow_address(struct cli_allow_rule *r, const char *s, size_t len)
-{
-	char addr[INET6_ADDRSTRLEN];
-
-	if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
-		s++;
-		len -= 2;
-	}
-	if (len >= sizeof(addr))
-		return -1;
-	memcpy(addr, s, len);
-	addr[len] = '\0';
-	if (inet_pton(AF_INET, addr, r->addr) == 1)
-		r->family = AF_INET;
-	else if (inet_pton(AF_INET6, addr, r->addr) == 1)
-		r->family = AF_INET6;
-	else
-		return -1;
-	return 0;
-}
-
-/* "10.0.0.0/8", "fd00::/8", "[fe80::1]", "192.0.2.7": one more rule. */
-int cli_allow_add(struct cli_allow *a, const char *spec, char *err, size_t errlen)
-{
-	const char *slash = strchr(spec, '/');
-	struct cli_allow_rule *r = &a->rule[a->n];
-	unsigned max;
-	long prefix;
-
-	if (a->n == CLI_ALLOW_MAX) {
-		snprintf(err, errlen, "--allow: at most %d rules", CLI_ALLOW_MAX);
-		return -1;
-	}
-	if (allow_address(r, spec, slash ? (size_t)(slash - spec) : strlen(spec))) {
-		snprintf(err, errlen, "--allow '%s': expected an IPv4 or IPv6 address, optionally "
-			 "with /PREFIX (10.99.0.0/16, fd00::/8)", spec);
-		return -1;
-	}
-	max = r->family == AF_INET ? 32 : 128;
-	prefix = max;
-	if (slash) {
-		if (cli_parse_long(slash + 1, 0, (long)max, &prefix)) {
-			snprintf(err, errlen, "--allow '%s': the prefix must be a number from 0 to %u",
-				 spec, max);
-			return -1;
-		}
-	}
-	r->prefix = (unsigned)prefix;
-	a->n++;
-	return 0;
-}
-
-/* Do the first `bits` bits of a and b agree? */
-static bool same_prefix(const uint8_t *a, const uint8_t *b, unsigned bits)
-{
-	unsigned whole = bits / 8, rest = bits % 8;
-
-	if (memcmp(a, b, whole))
-		return false;
-	return !rest || ((a[whole] ^ b[whole]) & (uint8_t)(0xff << (8 - rest))) == 0;
-}
-
-bool cli_allow_match(const struct cli_allow *a, const struct sockaddr *sa)
-{
-	const uint8_t *v4 = NULL, *v6 = NULL;
-
-	if (sa && sa->sa_family == AF_INET) {
-		v4 = (const uint8_t *)&((const struct sockaddr_in *)(const void *)sa)->sin_addr;
-	} else if (sa && sa->sa_family == AF_INET6) {
-		const struct in6_addr *in6 = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-		v6 = in6->s6_addr;
-		/* an IPv4 source on a dual-stack listener: ::ffff:a.b.c.d */
-		if (IN6_IS_ADDR_V4MAPPED(in6))
-			v4 = in6->s6_addr + 12;
-	}
-	for (int i = 0; i < a->n; i++) {
-		const struct cli_allow_rule *r = &a->rule[i];
-		if ((r->family == AF_INET && v4 && same_prefix(v4, r->addr, r->prefix)) ||
-		    (r->family == AF_INET6 && v6 && same_prefix(v6, r->addr, r->prefix)))
-			return true;
-	}
-	return false;
-}
-
-void cli_format_sockaddr(const struct sockaddr *sa, char *buf, size_t len)
-{
-	const void *in = NULL;
-
-	if (sa && sa->sa_family == AF_INET)
-		in = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
-	else if (sa && sa->sa_family == AF_INET6)
-		in = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-	if (!in || !inet_ntop(sa->sa_family, in, buf, (socklen_t)len))
-		snprintf(buf, len, "an address of family %d", sa ? sa->sa_family : -1);
-}
-
-bool cli_allow_filter(void *ctx, const struct sockaddr *source)
-{
-	const struct cli_allow *a = ctx;
-	char who[INET6_ADDRSTRLEN + 32];
-
-	if (cli_allow_match(a, source))
-		return true;
-	cli_format_sockaddr(source, who, sizeof(who));
-	fprintf(stderr, "%s: rejected a connection from %s: not allowed by --allow (nothing was "
-		"allocated or registered for it)\n", a->cmd, who);
-	return false;
 }

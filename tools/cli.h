@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <rdmig.h>
 #include <rdmig/private.h>
+#include "allow_list.h"
 #include "outdir.h"
 
 /* The project's version (CMake's project version, a compile definition of
@@ -31,9 +32,6 @@ int cli_parse_size(const char *s, uint64_t *out);
 /* --chunk-size: a size (as above) that is a power of two from 1M to 1G;
  * -1 if malformed or out of range. */
 int cli_parse_chunk_size(const char *s, uint64_t *out);
-/* This machine's physical memory (1 GiB when it cannot be read): the
- * default bound on what a source may ask a destination to allocate. */
-uint64_t cli_physical_memory(void);
 /* The hashing threads RDMIG_HASH_THREADS asks for, 1 to 8; 0 when it is
  * unset, for librdmig-stream's default (one per online CPU, at most 8). */
 unsigned cli_hash_threads(void);
@@ -97,29 +95,6 @@ int cli_env_check(void);
 /* After the command returned status: the JSON object of a failed run that
  * has not printed one yet (usage errors, failures before a summary). */
 void cli_run_end(int status);
-
-/* ---- recv --allow ADDR[/PREFIX] (addr.c) ---- */
-
-#define CLI_ALLOW_MAX 16
-struct cli_allow_rule {
-	int family;       /* AF_INET or AF_INET6 */
-	uint8_t addr[16]; /* network order */
-	unsigned prefix;  /* leading bits that must match */
-};
-struct cli_allow {
-	const char *cmd; /* names the command in the rejection notice */
-	int n;           /* 0: no --allow given, everyone may connect */
-	struct cli_allow_rule rule[CLI_ALLOW_MAX];
-};
-/* Add one rule; -1 with a message in err when it is malformed. */
-int cli_allow_add(struct cli_allow *a, const char *spec, char *err, size_t errlen);
-/* Does some rule match?  An IPv4-mapped IPv6 address matches IPv4 rules. */
-bool cli_allow_match(const struct cli_allow *a, const struct sockaddr *sa);
-/* The rdmig_accept_filter_fn of recv (ctx: struct cli_allow): a refused
- * source is named on stderr. */
-bool cli_allow_filter(void *ctx, const struct sockaddr *source);
-/* "10.99.0.1" or "fe80::1" */
-void cli_format_sockaddr(const struct sockaddr *sa, char *buf, size_t len);
 
 /* ---- SIGINT / SIGTERM (cli_cancel.c) ---- */
 
@@ -257,7 +232,7 @@ struct recv_args {
 	bool max_total_nonzero; /* recv --qemu: a QEMU source always has RAM */
 	/* what the default --max-total was chosen from (recv_open_out) */
 	uint64_t mem_available, disk_free;
-	struct cli_allow allow;
+	struct allow_list allow; /* --allow */
 	/* recv_accept's marks (rdmig_monotonic_seconds), for the budget:
 	 * listening, and the last connection request that came */
 	double t_listening, t_request;
@@ -307,8 +282,6 @@ int recv_verify_policy(bool here_off, bool source_off, char *err, size_t errlen)
  * sends is written to DIR/stream.bin, so it counts with the images. */
 bool recv_stream_fits(uint64_t max_total, uint64_t ram_total, uint64_t stream_bytes,
 		      uint64_t more);
-/* MemAvailable of /proc/meminfo (physical memory when it cannot be read). */
-uint64_t cli_available_memory(void);
 /* write(2) until all of buf is written: 0, or -1 with errno set. */
 int recv_write_all(int fd, const void *buf, size_t len);
 

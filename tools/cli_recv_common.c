@@ -6,19 +6,33 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "source_admission.h"
 
 /* ------------------------------------------------------------ options -- */
+
+/* A request --allow refused: said, as the library allocated nothing. */
+static void say_not_allowed(void *ctx, const struct sockaddr *source)
+{
+	char who[INET6_ADDRSTRLEN + 32];
+
+	(void)ctx;
+	sockaddr_text(source, who, sizeof(who));
+	fprintf(stderr, "recv: rejected a connection from %s: not allowed by --allow (nothing was "
+		"allocated or registered for it)\n", who);
+}
 
 void recv_args_init(struct recv_args *a)
 {
 	memset(a, 0, sizeof(*a));
 	mig_common_init(&a->m);
 	a->dir.fd = -1;
-	a->allow.cmd = "recv";
+	allow_list_init(&a->allow, "--allow");
+	a->allow.on_refused = say_not_allowed;
 	a->m.opts.idle_timeout_ms = RECV_DEFAULT_IDLE_TIMEOUT_S * 1000;
 }
 
@@ -28,7 +42,7 @@ int recv_args_option(struct recv_args *a, int c, const char *arg, char **argv,
 	char err[300];
 
 	if (c == 'A') {
-		if (cli_allow_add(&a->allow, arg, err, sizeof(err)))
+		if (allow_list_add(&a->allow, arg, err, sizeof(err)))
 			return cli_usage("%s", err);
 	} else if (c == 'l') {
 		a->listen = arg;
@@ -95,7 +109,7 @@ static bool note_request(void *ctx, const struct sockaddr *source)
 	struct recv_args *a = ctx;
 
 	a->t_request = rdmig_monotonic_seconds();
-	return !a->allow.n || cli_allow_filter(&a->allow, source);
+	return allow_list_filter(&a->allow, source);
 }
 
 int recv_accept(struct recv_args *a, struct rdmig_listener **l, struct rdmig_conn **conn)
@@ -129,23 +143,6 @@ const char *recv_errmsg(const char *err, const struct rdmig_dest *dest,
 
 /* ------------------------------------------------------ output files -- */
 
-uint64_t cli_available_memory(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	unsigned long long kib;
-	char line[256];
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
-			fclose(f);
-			return (uint64_t)kib << 10;
-		}
-	}
-	if (f)
-		fclose(f);
-	return cli_physical_memory();
-}
-
 /* Temporaries of an earlier recv that was killed: removed, and said. */
 static int sweep_leftovers(struct recv_args *a, char *err, size_t errlen)
 {
@@ -171,7 +168,7 @@ int recv_open_out(struct recv_args *a, const char *const *names, char *err, size
 	if (!a->max_total_given) {
 		/* what we can hold while the source writes, and write afterwards
 		 * (images are sparse, but the bound must not trust the source) */
-		a->mem_available = cli_available_memory();
+		a->mem_available = machine_available_memory();
 		a->disk_free = out_dir_free(&a->dir);
 		a->max_total = a->mem_available < a->disk_free ? a->mem_available : a->disk_free;
 	}

@@ -28,8 +28,10 @@
  * --out is checked again at each header); and the memory they may pin
  * (--serve-max-pinned, by default RLIMIT_MEMLOCK, which the kernel counts
  * for the whole process).  A source is admitted when its header comes,
- * against what the running sources reserved; one that does not fit is
- * refused (the library tells it, with the message) and the others go on.
+ * against what the running sources reserved (the limits, their defaults
+ * and the decision are src/sessions/source_admission.c's); one that does
+ * not fit is refused (the library tells it, with the message) and the
+ * others go on.
  *
  * SIGTERM or SIGINT drains: the listener closes (no new source), the
  * running ones finish, each bounded by --timeout and --idle-timeout; a
@@ -152,7 +154,19 @@ static void source_peer(const struct rdmig_conn *conn, char *buf, size_t len)
 	if (rdmig_conn_peer_addr(conn, &ss))
 		snprintf(buf, len, "?");
 	else
-		cli_format_sockaddr((const struct sockaddr *)&ss, buf, len);
+		sockaddr_text((const struct sockaddr *)&ss, buf, len);
+}
+
+/* recv_serve_hooks.admit, on the source's thread once its header came:
+ * the server's admission reserves what the source asks for on its
+ * connection, or says which limit refuses it. */
+static int admit_source(void *ctx, uint64_t total, uint64_t copies, uint64_t files,
+			const struct rdmig_pin_need *pins, char *err, size_t errlen)
+{
+	struct source *src = ctx;
+
+	return source_admission_admit(src->sv->adm, src->s.conn, total, copies, files, pins, err,
+				      errlen);
 }
 
 /* A source was accepted: its state, and its thread (with the signals
@@ -179,7 +193,7 @@ static void start_source(struct serve *sv, struct rdmig_conn *conn)
 	src->s.conn = conn;
 	src->s.serve = &src->hooks;
 	src->hooks.ctx = src;
-	src->hooks.admit = serve_admit;
+	src->hooks.admit = admit_source;
 	atomic_init(&src->hooks.stop, false);
 	atomic_init(&src->hooks.phase, SERVE_PHASE_HEADER);
 	atomic_init(&src->hooks.bytes_total, 0);
@@ -250,23 +264,17 @@ static void stop_sources(struct serve *sv)
 
 /* ------------------------------------------------------ the listener -- */
 
-/* The listener's filter: --allow. */
-static bool serve_filter(void *ctx, const struct sockaddr *sa)
-{
-	struct serve *sv = ctx;
-
-	return !sv->a.allow.n || cli_allow_filter(&sv->a.allow, sa);
-}
-
 /* The admission's rdmig_busy_fn: a request found every slot taken (the
  * running sources and the handshakes in flight) and was rejected before
  * anything was allocated for it; said on stderr and as a JSON line. */
 static void serve_busy(void *ctx, const struct sockaddr *sa, unsigned slots)
 {
 	struct serve *sv = ctx;
+	struct source_limits lim;
 	char who[64];
 
-	cli_format_sockaddr(sa, who, sizeof(who));
+	sockaddr_text(sa, who, sizeof(who));
+	source_admission_limits(sv->adm, &lim);
 	pthread_mutex_lock(&sv->lock);
 	sv->rejected++;
 	if (sv->a.m.json) {
@@ -284,23 +292,25 @@ static void serve_busy(void *ctx, const struct sockaddr *sa, unsigned slots)
 		fflush(stdout);
 	}
 	fprintf(stderr, "recv: rejected a source from %s: %u sources are running or "
-		"connecting (--max-sources %u)\n", who, slots, sv->max_sources);
+		"connecting (--max-sources %u)\n", who, slots, lim.slots);
 	pthread_mutex_unlock(&sv->lock);
 }
 
 static int serve_listen(struct serve *sv, const struct rdmig_opts *opts)
 {
+	struct source_limits lim;
 	int ret;
 
 	if ((ret = rdmig_listener_create(opts, &sv->l)) ||
 	    (ret = rdmig_listen(sv->l, sv->a.host, sv->a.port)))
 		return ret;
-	rdmig_listener_set_filter(sv->l, serve_filter, sv);
-	rdmig_listener_set_admission(sv->l, sv->adm, serve_busy, sv);
+	rdmig_listener_set_filter(sv->l, allow_list_filter, &sv->a.allow); /* --allow */
+	source_admission_listen(sv->adm, sv->l, serve_busy, sv);
 	sv->port = rdmig_listener_port(sv->l);
+	source_admission_limits(sv->adm, &lim);
 	fprintf(stderr, "recv: listening on %s%s%s:%u, serving up to %u sources at once\n",
 		strchr(sv->a.host, ':') ? "[" : "", sv->a.host, strchr(sv->a.host, ':') ? "]" : "",
-		rdmig_listener_port(sv->l), sv->max_sources);
+		rdmig_listener_port(sv->l), lim.slots);
 	return 0;
 }
 
@@ -420,10 +430,10 @@ int cmd_recv_serve(int argc, char **argv)
 		return ret;
 	}
 	signal_fd = sv.a.m.opts.cancel_fd;
-	serve_limits(&sv);
 	pthread_mutex_init(&sv.lock, NULL);
 	cli_phase("accept");
-	if ((ret = serve_admission(&sv))) {
+	/* the defaults of the limits come from --out, now open */
+	if ((ret = source_admission_create(&sv.given, &sv.a.dir, &sv.adm))) {
 		ret = cli_fail_lib("recv", ret, "cannot make the admission");
 	} else if ((ret = serve_listen(&sv, &lopts))) {
 		ret = cli_fail_lib("recv", ret, recv_errmsg("", NULL, NULL, sv.l, ret));
@@ -444,7 +454,7 @@ int cmd_recv_serve(int argc, char **argv)
 		print_summary(&sv, ret);
 	}
 	rdmig_listener_destroy(sv.l);
-	rdmig_admission_destroy(sv.adm); /* last: every source's connection is gone */
+	source_admission_destroy(sv.adm); /* last: every source's connection is gone */
 	status_close(&sv);
 	out_dir_remove_made(&sv.a.dir); /* when no source's directory is in it */
 	close(sv.wake[0]);

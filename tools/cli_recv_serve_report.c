@@ -132,16 +132,19 @@ void serve_json_head(struct json_object *o, const char *event)
 
 void serve_json_server(struct json_object *o, const struct serve *sv)
 {
+	struct source_limits lim;
+
+	source_admission_limits(sv->adm, &lim);
 	cj_str(o, "listen", sv->a.host);
 	cj_i64(o, "port", sv->port);
 	cj_str(o, "out", sv->a.out);
 	cj_u64(o, "sources_ok", sv->ok);
 	cj_u64(o, "sources_failed", sv->failed);
 	cj_u64(o, "sources_rejected", sv->rejected);
-	cj_u64(o, "max_sources", sv->max_sources);
-	cj_u64_or_null(o, "serve_max_total", sv->max_total);
-	cj_u64_or_null(o, "serve_max_pinned", sv->max_pinned);
-	cj_u64_or_null(o, "serve_max_files", sv->max_files);
+	cj_u64(o, "max_sources", lim.slots);
+	cj_u64_or_null(o, "serve_max_total", lim.bytes);
+	cj_u64_or_null(o, "serve_max_pinned", lim.pinned);
+	cj_u64_or_null(o, "serve_max_files", lim.files);
 }
 
 /* The end: one summary (the run's object under --json). */
@@ -150,7 +153,7 @@ int print_summary(struct serve *sv, int status)
 	struct rdmig_admission_usage u = {.size = sizeof(u)};
 	char a[32], b[32], c[32];
 
-	rdmig_admission_usage(sv->adm, &u); /* nothing when it was never made */
+	source_admission_usage(sv->adm, &u); /* nothing when it was never made */
 	if (!sv->a.m.json) {
 		printf("recv: served %u source%s: %u ok, %u failed, %u rejected (busy); at most %u at "
 		       "once, %s reserved of --serve-max-total, peak resident %s, peak pinned %s\n",

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "recv_files.h"
+#include "source_admission.h"
 
 /* One source, from its accept to its thread's end. */
 struct source {
@@ -43,19 +44,17 @@ struct serve_ended {
 struct serve {
 	struct recv_args a;
 	bool verify_off;
-	unsigned max_sources;
-	/* across running sources (UINT64_MAX: none) */
-	uint64_t max_total, max_pinned, max_files;
-	bool max_total_given, max_pinned_given, max_files_given;
+	/* --max-sources and --serve-max-*, as given (0: the default) */
+	struct source_limits given;
+	/* what the sources may hold together, and hold: made once --out is
+	 * open, destroyed after the last connection; its own lock */
+	struct source_admission *adm;
 	struct rdmig_listener *l; /* NULL once draining */
 	uint16_t port;
 	int wake[2];        /* a source's thread ended */
 	pthread_mutex_t lock; /* everything below, and all printing */
 	struct source *sources;
 	unsigned running, seq;
-	/* the slots and what the sources reserved: the library's (its
-	 * connections give theirs back when destroyed) */
-	struct rdmig_admission *adm;
 	uint64_t peak_pinned, peak_rss;
 	unsigned ok, failed, rejected;
 	unsigned peak_running;
@@ -80,13 +79,6 @@ void report_source(struct source *src);
 int print_summary(struct serve *sv, int status);
 /* Keep src among the last that ended (sv->lock held). */
 void remember_ended(struct source *src);
-
-/* serve_admit.c: the limits' defaults once --out is open; the
- * library's admission (0 or an RDMIG_E code); recv_serve_hooks.admit */
-void serve_limits(struct serve *sv);
-int serve_admission(struct serve *sv);
-int serve_admit(void *ctx, uint64_t total, uint64_t copies, uint64_t files,
-		const struct rdmig_pin_need *pins, char *err, size_t errlen);
 
 /* serve_status.c: the status socket (--status PATH) and sd_notify */
 /* Listen on sv->status_path (a UNIX stream socket, mode 0600; a stale one

@@ -80,7 +80,7 @@ static int serve_option(struct serve *sv, int c, const char *arg)
 		if (cli_parse_long(arg, 1, SERVE_MAX_SOURCES, &n))
 			return cli_usage("--max-sources '%s': takes a number from 1 to %d", arg,
 					 SERVE_MAX_SOURCES);
-		sv->max_sources = (unsigned)n;
+		sv->given.slots = (unsigned)n;
 		return 0;
 	case OPT_STATUS:
 		if (!arg[0])
@@ -91,8 +91,7 @@ static int serve_option(struct serve *sv, int c, const char *arg)
 		if (cli_parse_long(arg, 1, SERVE_MAX_FILES, &n))
 			return cli_usage("--serve-max-files '%s': takes a number from 1 to %ld", arg,
 					 SERVE_MAX_FILES);
-		sv->max_files = (uint64_t)n;
-		sv->max_files_given = true;
+		sv->given.files = (uint64_t)n;
 		return 0;
 	case OPT_DEADLINE:
 		if (cli_parse_long(arg, 0, SERVE_MAX_DEADLINE_S, &n))
@@ -108,13 +107,11 @@ static int serve_option(struct serve *sv, int c, const char *arg)
 			return cli_usage("--serve-max-%s '%s': takes bytes, optionally with K, M, G "
 					 "or T, not 0", c == OPT_SERVE_TOTAL ? "total" : "pinned",
 					 arg);
-		if (c == OPT_SERVE_TOTAL) {
-			sv->max_total = v;
-			sv->max_total_given = true;
-		} else {
-			sv->max_pinned = v;
-			sv->max_pinned_given = true;
-		}
+		/* never 0, which would ask for the default */
+		if (c == OPT_SERVE_TOTAL)
+			sv->given.bytes = v;
+		else
+			sv->given.pinned = v;
 		return 0;
 	}
 	}
@@ -137,7 +134,7 @@ int serve_parse_args(int argc, char **argv, struct serve *sv)
 		{NULL, 0, NULL, 0}};
 	int c, r = 0;
 
-	sv->max_sources = SERVE_DEFAULT_SOURCES;
+	sv->given.slots = SERVE_DEFAULT_SOURCES;
 	recv_args_init(&sv->a);
 	sv->a.m.opts.verdict = true; /* each source hears whether we committed */
 	sv->a.m.opts.deadline_ms = SERVE_DEFAULT_DEADLINE_S * 1000;

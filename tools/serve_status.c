@@ -86,7 +86,7 @@ static struct json_object *status_json(struct serve *sv)
 	double now = rdmig_monotonic_seconds();
 	unsigned kept = sv->nended < SERVE_ENDED_KEPT ? sv->nended : SERVE_ENDED_KEPT;
 
-	rdmig_admission_usage(sv->adm, &u);
+	source_admission_usage(sv->adm, &u);
 	serve_json_head(o, "status");
 	cj_bool(o, "ok", true);
 	cj_i64(o, "pid", (int64_t)getpid());

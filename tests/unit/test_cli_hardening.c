@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_cli_hardening.c - the tool's pure guards: recv's --allow rules, the
- * locked memory a migration needs, reading CAP_IPC_LOCK from
- * /proc/self/status, what SIGINT/SIGTERM leave for the library, and what
- * recv takes from a source: unverified images only when recv says so,
- * stream.bin within --max-total with the RAM.
+ * test_cli_hardening.c - the tool's pure guards: recv's --allow rules
+ * (src/sessions/allow_list.c), the locked memory a migration needs,
+ * reading CAP_IPC_LOCK from /proc/self/status, what SIGINT/SIGTERM leave
+ * for the library, and what recv takes from a source: unverified images
+ * only when recv says so, stream.bin within --max-total with the RAM.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,7 +15,9 @@
 
 #include <stdlib.h>
 #include <stdio.h>
+#include <string.h>
 #include "check.h"
+#include "allow_list.h"
 #include "cli.h"
 
 static struct sockaddr_in v4(const char *s)
@@ -32,24 +34,33 @@ static struct sockaddr_in6 v6(const char *s)
 	return sa;
 }
 
-static bool match4(const struct cli_allow *a, const char *s)
+/* recv's list, as recv_args_init makes it. */
+static struct allow_list fresh_list(void)
 {
-	struct sockaddr_in sa = v4(s);
-	return cli_allow_match(a, (const struct sockaddr *)&sa);
+	struct allow_list a;
+
+	allow_list_init(&a, "--allow");
+	return a;
 }
 
-static bool match6(const struct cli_allow *a, const char *s)
+static bool match4(const struct allow_list *a, const char *s)
+{
+	struct sockaddr_in sa = v4(s);
+	return allow_list_match(a, (const struct sockaddr *)&sa);
+}
+
+static bool match6(const struct allow_list *a, const char *s)
 {
 	struct sockaddr_in6 sa = v6(s);
-	return cli_allow_match(a, (const struct sockaddr *)&sa);
+	return allow_list_match(a, (const struct sockaddr *)&sa);
 }
 
 TEST(allow_single_ipv4_address)
 {
-	struct cli_allow a = {.cmd = "recv"};
+	struct allow_list a = fresh_list();
 	char err[200];
 
-	CHECK_OK(cli_allow_add(&a, "10.99.0.1", err, sizeof(err)));
+	CHECK_OK(allow_list_add(&a, "10.99.0.1", err, sizeof(err)));
 	CHECK_EQ(a.rule[0].prefix, 32);
 	CHECK(match4(&a, "10.99.0.1"));
 	CHECK(!match4(&a, "10.99.0.2"));
@@ -61,16 +72,16 @@ TEST(allow_single_ipv4_address)
 
 TEST(allow_prefixes_with_odd_lengths)
 {
-	struct cli_allow a = {.cmd = "recv"};
+	struct allow_list a = fresh_list();
 	char err[200];
 
-	CHECK_OK(cli_allow_add(&a, "10.99.0.0/23", err, sizeof(err)));
+	CHECK_OK(allow_list_add(&a, "10.99.0.0/23", err, sizeof(err)));
 	CHECK(match4(&a, "10.99.0.200"));
 	CHECK(match4(&a, "10.99.1.1"));
 	CHECK(!match4(&a, "10.99.2.1"));
 	CHECK(!match4(&a, "10.98.255.255"));
 	/* host bits in the rule do not matter */
-	CHECK_OK(cli_allow_add(&a, "192.168.7.9/30", err, sizeof(err)));
+	CHECK_OK(allow_list_add(&a, "192.168.7.9/30", err, sizeof(err)));
 	CHECK(match4(&a, "192.168.7.8"));
 	CHECK(match4(&a, "192.168.7.11"));
 	CHECK(!match4(&a, "192.168.7.12"));
@@ -78,11 +89,11 @@ TEST(allow_prefixes_with_odd_lengths)
 
 TEST(allow_ipv6_rules_and_brackets)
 {
-	struct cli_allow a = {.cmd = "recv"};
+	struct allow_list a = fresh_list();
 	char err[200];
 
-	CHECK_OK(cli_allow_add(&a, "[fe80::1]", err, sizeof(err)));
-	CHECK_OK(cli_allow_add(&a, "fd00::/8", err, sizeof(err)));
+	CHECK_OK(allow_list_add(&a, "[fe80::1]", err, sizeof(err)));
+	CHECK_OK(allow_list_add(&a, "fd00::/8", err, sizeof(err)));
 	CHECK(match6(&a, "fe80::1"));
 	CHECK(!match6(&a, "fe80::2"));
 	CHECK(match6(&a, "fd12:3456::7"));
@@ -93,22 +104,22 @@ TEST(allow_ipv6_rules_and_brackets)
 
 TEST(allow_zero_prefix_matches_its_family_only)
 {
-	struct cli_allow a = {.cmd = "recv"};
+	struct allow_list a = fresh_list();
 	char err[200];
 
-	CHECK_OK(cli_allow_add(&a, "0.0.0.0/0", err, sizeof(err)));
+	CHECK_OK(allow_list_add(&a, "0.0.0.0/0", err, sizeof(err)));
 	CHECK(match4(&a, "203.0.113.5"));
 	CHECK(!match6(&a, "2001:db8::1"));
 }
 
 TEST(allow_without_rules_matches_nothing)
 {
-	struct cli_allow a = {.cmd = "recv"};
+	struct allow_list a = fresh_list();
 	struct sockaddr unknown = {.sa_family = AF_UNIX};
 
 	CHECK(!match4(&a, "10.99.0.1"));
-	CHECK(!cli_allow_match(&a, &unknown));
-	CHECK(!cli_allow_match(&a, NULL));
+	CHECK(!allow_list_match(&a, &unknown));
+	CHECK(!allow_list_match(&a, NULL));
 }
 
 TEST(allow_rejects_malformed_rules)
@@ -116,26 +127,75 @@ TEST(allow_rejects_malformed_rules)
 	static const char *bad[] = {"", "10.99.0", "10.99.0.1/33", "10.99.0.1/", "10.99.0.1/-1",
 				    "10.99.0.1/8x", "fe80::1/129", "host.example", "[10.0.0.1",
 				    "fe80::1%eth0", "::/", "1.2.3.4/24/8"};
-	struct cli_allow a = {.cmd = "recv"};
+	struct allow_list a = fresh_list();
 	char err[200];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		if (cli_allow_add(&a, bad[i], err, sizeof(err)) == 0)
+		if (allow_list_add(&a, bad[i], err, sizeof(err)) == 0)
 			CHECK_FAIL_AT("--allow '%s' was accepted", bad[i]);
 		CHECK_STR_CONTAINS(err, "--allow");
 	}
 	CHECK_EQ(a.n, 0);
 }
 
-TEST(allow_holds_a_bounded_number_of_rules)
+/* The words of a bad --allow are the tool's usage errors: the same as
+ * before the list left the tool. */
+TEST(allow_messages_name_the_option)
 {
-	struct cli_allow a = {.cmd = "recv"};
+	struct allow_list a = fresh_list();
 	char err[200];
 
-	for (int i = 0; i < CLI_ALLOW_MAX; i++)
-		CHECK_OK(cli_allow_add(&a, "10.0.0.0/8", err, sizeof(err)));
-	CHECK_EQ(cli_allow_add(&a, "10.0.0.0/8", err, sizeof(err)), -1);
+	static const char prefix[] =
+		"--allow '10.99.0.1/33': the prefix must be a number from 0 to 32";
+	static const char address[] = "--allow 'host.example': expected an IPv4 or IPv6 "
+				      "address, optionally with /PREFIX (10.99.0.0/16, fd00::/8)";
+
+	CHECK_EQ(allow_list_add(&a, "10.99.0.1/33", err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, prefix);
+	CHECK_EQ(strlen(err), strlen(prefix));
+	CHECK_EQ(allow_list_add(&a, "host.example", err, sizeof(err)), -1);
+	CHECK_STR_CONTAINS(err, address);
+	CHECK_EQ(strlen(err), strlen(address));
+}
+
+static int refused;
+static char refused_who[64];
+
+static void note_refused(void *ctx, const struct sockaddr *source)
+{
+	CHECK(ctx == &refused);
+	refused++;
+	sockaddr_text(source, refused_who, sizeof(refused_who));
+}
+
+TEST(allow_filter_lets_all_in_without_rules_and_tells_of_refusals)
+{
+	struct allow_list a = fresh_list();
+	struct sockaddr_in in = v4("10.99.0.1"), out = v4("10.98.0.1");
+	char err[200];
+
+	a.on_refused = note_refused;
+	a.refused_ctx = &refused;
+	refused = 0;
+	CHECK(allow_list_filter(&a, (const struct sockaddr *)&out));
+	CHECK_OK(allow_list_add(&a, "10.99.0.0/16", err, sizeof(err)));
+	CHECK(allow_list_filter(&a, (const struct sockaddr *)&in));
+	CHECK_EQ(refused, 0);
+	CHECK(!allow_list_filter(&a, (const struct sockaddr *)&out));
+	CHECK_EQ(refused, 1);
+	CHECK_STR_CONTAINS(refused_who, "10.98.0.1");
+	CHECK_EQ(strlen(refused_who), strlen("10.98.0.1"));
+}
+
+TEST(allow_holds_a_bounded_number_of_rules)
+{
+	struct allow_list a = fresh_list();
+	char err[200];
+
+	for (int i = 0; i < ALLOW_LIST_MAX; i++)
+		CHECK_OK(allow_list_add(&a, "10.0.0.0/8", err, sizeof(err)));
+	CHECK_EQ(allow_list_add(&a, "10.0.0.0/8", err, sizeof(err)), -1);
 	CHECK_STR_CONTAINS(err, "at most");
 }
 
