@@ -3,13 +3,14 @@
  * cli_recv.c - `rdmig recv`: accept one migration from `rdmig send`, like
  * QEMU's destination.  The migration itself (header, allocation,
  * verification of every span as it lands) is the library's
- * (rdmig/images.h); here are the options, the files and the printing: the
- * sink writes every checked span into DIR/<name>.img (temporary until
- * committed) and the raw stream into DIR/stream.bin.  A migration that
- * fails or is interrupted (SIGINT, SIGTERM) leaves none of these files
- * behind.
+ * (rdmig/images.h); the files are the session's (src/sessions/recv_dir.h:
+ * its sink writes every checked span into DIR/<name>.img, temporary until
+ * committed, and the raw stream into DIR/stream.bin).  Here are the
+ * options, what a header may ask for (verification, chunk size, locked
+ * memory, a --serve share), the phases and the printing.  A migration
+ * that fails or is interrupted (SIGINT, SIGTERM) leaves none of these
+ * files behind.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -89,54 +90,24 @@ static int parse_recv_args(int argc, char **argv, struct recv_args *a, bool *ver
 	return recv_args_finish(a, argc, argv);
 }
 
-/* A failed or interrupted migration: remove every file this run created
- * (what was in DIR before stays untouched).  The sink's abort: no thread
- * writes into the images any more. */
-static void remove_outputs(void *ctx)
+/* ------------------------------------------- the header, the commit -- */
+
+/* The header's stream: does this recv take it?  The receiver decides
+ * whether the images may go unverified, and a --chunk-size given must be
+ * the source's. */
+static int accept_params(void *ctx, const struct rdmig_imgs_params *prm, char *err, size_t errlen)
 {
 	struct recv_state *s = ctx;
+	uint64_t given = s->a.m.opts.chunk_size, chunk = 1ull << prm->chunk_shift;
 
-	out_discard(&s->a.dir, &s->stream);
-	for (uint32_t i = 0; s->rb && i < s->nblocks; i++)
-		out_discard(&s->a.dir, &s->rb[i].img);
-	out_dir_remove_made(&s->a.dir);
-}
-
-void recv_remove_outputs(struct recv_state *s)
-{
-	remove_outputs(s);
-}
-
-/* --------------------------------------------------------- the sink -- */
-
-/* A refusal or failure of ours, reported as the tool's (code "failed"),
- * not as one of the library's codes. */
-static int sink_failed(struct recv_state *s)
-{
-	s->sink_failed = true;
-	return -1;
-}
-
-/* Choose every block's output file name now, before anything is written. */
-static int name_files(struct recv_state *s, const struct rdmig_imgs_block *blocks, uint32_t n,
-		      char *err, size_t errlen)
-{
-	char (*names)[RDMIG_IMGS_FILE_NAME] = calloc(n, sizeof(*names));
-
-	s->rb = calloc(n, sizeof(*s->rb));
-	if (!s->rb || !names || rdmig_imgs_file_names(blocks, n, ".img", names)) {
-		free(names);
-		snprintf(err, errlen, "out of memory for %u file names", n);
+	if (recv_verify_policy(s->verify_off, prm->digest == RDMIG_DIGEST_OFF, err, errlen))
+		return -1;
+	if (s->a.m.chunk_given && given != chunk) {
+		snprintf(err, errlen, "chunk-size mismatch: --chunk-size %llu here, but the source "
+			 "registers in chunks of %llu bytes", (unsigned long long)given,
+			 (unsigned long long)chunk);
 		return -1;
 	}
-	s->nblocks = n;
-	for (uint32_t i = 0; i < n; i++)
-		memcpy(s->rb[i].file, names[i], sizeof(names[i]));
-	free(names);
-	/* a name taken in DIR fails now, before any data moves */
-	for (uint32_t i = 0; i < n; i++)
-		if (out_check_new(&s->a.dir, s->rb[i].file, err, errlen))
-			return -1;
 	return 0;
 }
 
@@ -164,27 +135,18 @@ static int check_memlock(struct recv_state *s, const struct rdmig_imgs_block *bl
 	return ret || cli_memlock_check("recv", need, err, errlen) < 0 ? -1 : 0;
 }
 
-/* The header came: what this recv accepts (verification, chunk size,
- * locked memory), and the names of the files. */
-static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_t n,
-		       const struct rdmig_imgs_params *prm, char *err, size_t errlen)
+/* The header's blocks, their files named: what they need (locked memory;
+ * with --serve, a share of what the other sources leave), then the
+ * progress line. */
+static int accept_blocks(void *ctx, const struct rdmig_imgs_block *blocks, uint32_t n,
+			 const struct rdmig_imgs_params *prm, char *err, size_t errlen)
 {
 	struct recv_state *s = ctx;
-	uint64_t given = s->a.m.opts.chunk_size, chunk = 1ull << prm->chunk_shift, total = 0;
+	uint64_t chunk = 1ull << prm->chunk_shift, total = 0;
 	struct rdmig_pin_need pins;
 
-	/* the receiver decides whether the images may go unverified */
-	if (recv_verify_policy(s->verify_off, prm->digest == RDMIG_DIGEST_OFF, err, errlen))
-		return sink_failed(s);
-	if (s->a.m.chunk_given && given != chunk) {
-		snprintf(err, errlen, "chunk-size mismatch: --chunk-size %llu here, but the source "
-			 "registers in chunks of %llu bytes", (unsigned long long)given,
-			 (unsigned long long)chunk);
-		return sink_failed(s);
-	}
-	if (name_files(s, blocks, n, err, errlen) ||
-	    check_memlock(s, blocks, n, chunk, &pins, err, errlen))
-		return sink_failed(s);
+	if (check_memlock(s, blocks, n, chunk, &pins, err, errlen))
+		return -1;
 	for (uint32_t i = 0; i < n; i++)
 		total += blocks[i].length;
 	/* recv --serve: within what the other sources leave, the hashing
@@ -198,7 +160,7 @@ static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_
 		if (s->serve->admit(s->serve->ctx, total,
 				    rdmig_images_dest_copy_bytes(&o, prm, blocks, n),
 				    (uint64_t)n + 1, &pins, err, errlen))
-			return sink_failed(s);
+			return -1;
 		atomic_store(&s->serve->bytes_total, total);
 		atomic_store(&s->serve->phase, SERVE_PHASE_RECEIVING);
 	}
@@ -208,71 +170,8 @@ static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_
 	return 0;
 }
 
-/* An image, parked: written through a descriptor of its own per span, so
- * that 4096 blocks need no 4096 descriptors. */
-static int sink_create(void *ctx, uint32_t i, const struct rdmig_imgs_block *b, char *err,
-		       size_t errlen)
-{
-	struct recv_state *s = ctx;
-
-	(void)b;
-	if (out_create(&s->a.dir, &s->rb[i].img, s->rb[i].file, err, errlen))
-		return sink_failed(s);
-	if (out_park(&s->rb[i].img)) {
-		snprintf(err, errlen, "cannot close %s/%s: %s", s->a.out, s->rb[i].file,
-			 strerror(errno));
-		return sink_failed(s);
-	}
-	return 0;
-}
-
-/* Images are written 1 MiB at a time: a MiB of zeros stays a hole. */
-#define IMAGE_PIECE (1u << 20)
-
-/* On a hashing thread: the bytes of a checked span, into its image. */
-static int sink_write(void *ctx, uint32_t i, uint64_t offset, const void *data, size_t len)
-{
-	struct recv_state *s = ctx;
-	const uint8_t *p = data;
-	double t0 = rdmig_monotonic_seconds();
-
-	for (size_t off = 0; off < len; off += IMAGE_PIECE) {
-		size_t n = len - off < IMAGE_PIECE ? len - off : IMAGE_PIECE;
-
-		if (out_write_chunk(&s->rb[i].img, offset + off, p + off, n))
-			return errno ? -errno : -EIO;
-	}
-	atomic_fetch_add(&s->copy_ns,
-			 (uint_least64_t)((rdmig_monotonic_seconds() - t0) * 1e9));
-	return 0;
-}
-
-static int sink_set_size(void *ctx, uint32_t i, uint64_t length, char *err, size_t errlen)
-{
-	struct recv_state *s = ctx;
-
-	if (!out_set_size(&s->rb[i].img, length))
-		return 0;
-	snprintf(err, errlen, "cannot write the images into %s: %s", s->a.out, strerror(errno));
-	return sink_failed(s);
-}
-
-/* Stream bytes the library found valid: into DIR/stream.bin. */
-static int sink_stream(void *ctx, const void *data, size_t len, char *err, size_t errlen)
-{
-	struct recv_state *s = ctx;
-
-	if (s->stream.state == OUT_NONE && out_create(&s->a.dir, &s->stream, "stream.bin", err,
-						      errlen))
-		return sink_failed(s);
-	if (!recv_write_all(s->stream.fd, data, len))
-		return 0;
-	snprintf(err, errlen, "cannot write %s/stream.bin: %s", s->a.out, strerror(errno));
-	return sink_failed(s);
-}
-
-/* Verified (or --verify off): every output its real name. */
-static int sink_commit(void *ctx, char *err, size_t errlen)
+/* Verified (or --verify off): the outputs get their names next. */
+static void committing(void *ctx)
 {
 	struct recv_state *s = ctx;
 
@@ -280,14 +179,16 @@ static int sink_commit(void *ctx, char *err, size_t errlen)
 		cli_phase("write");
 	else
 		atomic_store(&s->serve->phase, SERVE_PHASE_COMMITTING);
-	if (out_commit(&s->a.dir, &s->stream, err, errlen))
-		return sink_failed(s);
-	for (uint32_t i = 0; i < s->nblocks; i++)
-		if (out_commit(&s->a.dir, &s->rb[i].img, err, errlen))
-			return sink_failed(s);
-	if (out_dir_sync(&s->a.dir, err, errlen))
-		return sink_failed(s);
-	return 0;
+}
+
+void recv_outputs_init(struct recv_state *s)
+{
+	const struct recv_dir_hooks hooks = {
+		.ctx = s, .params = accept_params, .blocks = accept_blocks,
+		.committing = committing,
+	};
+
+	recv_dir_init(&s->out, &s->a.dir, &hooks);
 }
 
 /* ------------------------------------------------------ the migration -- */
@@ -307,14 +208,11 @@ static int on_progress(void *ctx, const struct rdmig_images_event *ev)
 
 int recv_receive(struct recv_state *s)
 {
-	struct rdmig_images_sink sink = {
-		.ctx = s, .header = sink_header, .create = sink_create, .write = sink_write,
-		.set_size = sink_set_size, .stream = sink_stream, .commit = sink_commit,
-		.abort = remove_outputs,
-	};
+	struct rdmig_images_sink sink;
 	struct rdmig_images_dest_opts o;
 	int ret;
 
+	recv_dir_sink(&s->out, &sink);
 	rdmig_images_dest_opts_init(&o);
 	o.max_total = s->a.max_total;
 	o.verify = !s->verify_off;
@@ -350,7 +248,7 @@ static void cleanup(struct recv_state *s)
 	rdmig_images_dest_destroy(s->dest); /* before the connection, which it serves */
 	rdmig_conn_destroy(s->conn);
 	rdmig_listener_destroy(s->l);
-	free(s->rb);
+	recv_dir_free(&s->out);
 	out_dir_close(&s->a.dir); /* the outputs were committed or discarded */
 }
 
@@ -363,7 +261,7 @@ static int recv_cancelled(struct recv_state *s)
 
 	mig_progress_end(&s->prog);
 	told = cli_cancel_tell_peer(s->conn);
-	remove_outputs(s);
+	recv_dir_discard(&s->out);
 	snprintf(msg, sizeof(msg), "interrupted by %s %s%s; partial outputs removed",
 		 cli_cancel_name(), s->conn ? "during the migration" : "while waiting for a source",
 		 told ? ", the source was told" : "");
@@ -382,10 +280,10 @@ static int recv_failed(struct recv_state *s, int ret)
 		cli_phase("verify");
 		return report_mismatches(s);
 	}
-	remove_outputs(s); /* when the failure came before the library's handle */
+	recv_dir_discard(&s->out); /* when the failure came before the library's handle */
 	if (s->err[0])
 		return cli_fail("recv", s->err);
-	if (s->sink_failed)
+	if (recv_dir_failed(&s->out))
 		return cli_fail("recv", recv_failure_message(s, ret, msg, sizeof(msg)));
 	return cli_fail_lib("recv", ret, recv_failure_message(s, ret, msg, sizeof(msg)));
 }
@@ -442,6 +340,7 @@ int cmd_recv(int argc, char **argv)
 
 	cli_run_begin("recv", "files", "recv", argc, argv);
 	memset(&s, 0, sizeof(s));
+	recv_outputs_init(&s);
 	if ((ret = parse_recv_args(argc, argv, &s.a, &s.verify_off)))
 		return ret == 1 ? 0 : ret;
 	if ((ret = cli_env_check()))

@@ -31,7 +31,7 @@ static struct json_object *json_blocks(const struct recv_state *s)
 
 		rdmig_digest_hex(r.digest, rdmig_digest_size(s->ist.digest), hex);
 		cj_str(b, "name", blocks[i].name);
-		cj_str(b, "file", s->rb[i].file);
+		cj_str(b, "file", recv_dir_file(&s->out, i));
 		cj_u64(b, "length", blocks[i].length);
 		cj_str(b, "digest", hex);
 		cj_bool(b, "verified", r.ok);
@@ -100,7 +100,7 @@ struct json_object *recv_json(const struct recv_state *s)
 	cj_u64(o, "chunks_registered", s->st.chunks_registered);
 	cj_u64(o, "bytes_released", s->ist.bytes_released);
 	cj_fixed(o, "register_seconds", s->st.register_seconds, 6);
-	cj_fixed(o, "copy_busy_seconds", (double)atomic_load(&s->copy_ns) / 1e9, 6);
+	cj_fixed(o, "copy_busy_seconds", (double)recv_dir_copy_ns(&s->out) / 1e9, 6);
 	mig_json_conn(o, s->conn);
 	return o;
 }

@@ -10,8 +10,9 @@
  * The library's handles are independent (a connection, its image-set
  * destination and that destination's hashing threads belong to the thread
  * that drives them), so a source's thread runs the very migration plain
- * `rdmig recv` runs (cli_recv.c: recv_receive, its sink, its checks), and
- * one source's failure - garbage, a disconnect, a refusal - ends that
+ * `rdmig recv` runs (cli_recv.c: recv_receive, its checks, and the sink of
+ * src/sessions/recv_dir.c), and one source's failure - garbage, a
+ * disconnect, a refusal - ends that
  * thread only: its outputs are removed as plain recv removes them, and
  * the others go on.  A blocking design per source keeps the sink, the
  * hashing and the image writes exactly those of plain recv; an event loop
@@ -113,7 +114,7 @@ static void *source_thread(void *arg)
 	if (src->ret) {
 		failure_text(src, src->msg, sizeof(src->msg)); /* while the handles say why */
 		if (!src->s.dest)
-			recv_remove_outputs(&src->s); /* the library's abort did it otherwise */
+			recv_dir_discard(&src->s.out); /* the library's abort did it otherwise */
 	}
 	/* what the library holds goes before the reservation is given back */
 	rdmig_images_dest_destroy(src->s.dest);
@@ -192,6 +193,7 @@ static void start_source(struct serve *sv, struct rdmig_conn *conn)
 	src->s.verify_off = sv->verify_off;
 	src->s.conn = conn;
 	src->s.serve = &src->hooks;
+	recv_outputs_init(&src->s); /* into its own directory, once made */
 	src->hooks.ctx = src;
 	src->hooks.admit = admit_source;
 	atomic_init(&src->hooks.stop, false);
@@ -241,7 +243,7 @@ static void reap_sources(struct serve *sv)
 		*pp = src->next;
 		pthread_mutex_unlock(&sv->lock);
 		pthread_join(src->thread, NULL);
-		free(src->s.rb);
+		recv_dir_free(&src->s.out);
 		out_dir_close(&src->s.a.dir);
 		free(src);
 		pthread_mutex_lock(&sv->lock);

@@ -44,7 +44,7 @@ static const char *failure_code(const struct source *src)
 {
 	if (src->s.ist.blocks_mismatched)
 		return "verify_mismatch";
-	if (src->s.err[0] || src->s.sink_failed || src->ret == -1)
+	if (src->s.err[0] || recv_dir_failed(&src->s.out) || src->ret == -1)
 		return "failed";
 	return rdmig_err_name(src->ret);
 }

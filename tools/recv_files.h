@@ -11,12 +11,7 @@
 #include "cli.h"
 #include "cli_budget.h"
 #include <rdmig/images.h>
-
-/* One block's image file. */
-struct recv_block {
-	char file[RDMIG_IMGS_FILE_NAME];
-	struct out_file img; /* DIR/file while it is written (outdir.h) */
-};
+#include "recv_dir.h"
 
 /* What `recv --serve` (cli_recv_serve.c) changes in one source's run:
  * the run stops on its own flag, not on the process's signals, and a
@@ -42,11 +37,11 @@ struct recv_serve_hooks {
 
 struct recv_state {
 	struct recv_args a;
-	struct recv_block *rb;     /* per block, from the header on */
-	uint32_t nblocks;
+	/* the output files in a.dir and the sink that writes them (from
+	 * recv_outputs_init on; the tool decides on the header) */
+	struct recv_dir out;
 	uint64_t total;            /* bytes of all blocks */
 	uint32_t span_shift;       /* of the source's span digests */
-	struct out_file stream;    /* DIR/stream.bin, from the first valid bytes on */
 	struct rdmig_listener *l;
 	struct rdmig_conn *conn;
 	struct rdmig_images_dest *dest;
@@ -54,24 +49,22 @@ struct recv_state {
 	struct rdmig_engine_stats st;
 	struct mig_progress prog;  /* the progress line: spans landed */
 	bool verify_off;           /* --verify off */
-	bool sink_failed;          /* the failure was our sink's (cli_recv.c) */
 	struct recv_serve_hooks *serve; /* NULL: plain recv */
-	/* the budget (cli_budget.h): the sink's copies into the image files,
-	 * busy time summed over the hashing threads that make them while the
-	 * data lands; and the marks: accepted, the images destination
-	 * created, its run returned (rdmig_monotonic_seconds) */
-	atomic_uint_least64_t copy_ns;
+	/* the budget's marks (cli_budget.h; the sink's copy time is
+	 * recv_dir_copy_ns): accepted, the images destination created, its
+	 * run returned (rdmig_monotonic_seconds) */
 	double t_accepted, t_run, t_run_end;
 	char err[768];
 };
 
-/* cli_recv.c: the migration of one source into s->a.dir, through the
- * library's image-set destination (s->conn accepted); 0 or its failure. */
+/* cli_recv.c: s's outputs go into s->a.dir (its address, opened later),
+ * under this tool's rules for a header; before anything can fail. */
+void recv_outputs_init(struct recv_state *s);
+/* The migration of one source into s->a.dir, through the library's
+ * image-set destination (s->conn accepted); 0 or its failure. */
 int recv_receive(struct recv_state *s);
 /* The one-line message of a failure of recv_receive (ret). */
 const char *recv_failure_message(struct recv_state *s, int ret, char *buf, size_t len);
-/* Remove every output of s (as the sink's abort does). */
-void recv_remove_outputs(struct recv_state *s);
 
 /* cli_recv_report.c */
 /* The JSON summary, without its budget (added once the handles are gone). */

@@ -366,6 +366,22 @@ int out_set_size(struct out_file *f, uint64_t size)
 	return out_fd_done(f, fd, r == 0);
 }
 
+int out_append(struct out_file *f, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n > 0) {
+		ssize_t w = write(f->fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 /* fsync the directory at path (opened for that). */
 static int sync_path(const char *path)
 {

@@ -109,5 +109,8 @@ int out_park(struct out_file *f);
 int out_write_chunk(struct out_file *f, uint64_t off, const void *p, size_t n);
 /* The file's final size (the holes at its end included); 0 or -1, errno. */
 int out_set_size(struct out_file *f, uint64_t size);
+/* Append n bytes to f, open (never parked), all of them; 0, or -1 with
+ * errno (a write that took nothing leaves errno as it was). */
+int out_append(struct out_file *f, const void *p, size_t n);
 
 #endif
