@@ -63,8 +63,10 @@ static void usage(FILE *f)
 		   "  (default 1M, as QEMU's); both sides must use the same.\n"
 		   "--allow ADDR[/N]: accept sources from this address or prefix only (repeat for\n"
 		   "  more); others are rejected before anything is registered.\n"
-		   "DIR receives <block>.img per RAM block, stream.bin and " RQ_RECORD "; after a\n"
-		   "  failure or SIGINT/SIGTERM (exit status 128 + signal) only " RQ_RECORD ".\n"
+		   "DIR receives <block>.img per RAM block, stream.bin and " QEMU_REC_FILE
+		   "; after a\n"
+		   "  failure or SIGINT/SIGTERM (exit status 128 + signal) only " QEMU_REC_FILE
+		   ".\n"
 		   "--json: one JSON object on stdout instead of the summary.  -v, --verbose:\n"
 		   "  the library's notes on stderr; -vv adds its debug log.  -h, --help: this.\n",
 		MIG_DEFAULT_TIMEOUT_S, RECV_DEFAULT_IDLE_TIMEOUT_S);
@@ -98,7 +100,6 @@ static int parse_args(int argc, char **argv, struct rq_state *s)
 	}
 	if (s->ramblocks && s->source_qmp)
 		return cli_usage("--ramblocks and --source-qmp both give the RAM offsets: one of them");
-	s->rows_from = s->ramblocks ? s->ramblocks : "the source's 'info ramblock'";
 	return recv_args_finish(&s->a, argc, argv);
 }
 
@@ -146,15 +147,16 @@ static int alloc_blocks(struct rq_state *s)
 {
 	uint32_t n = s->qs.count;
 
+	if (qemu_rec_open_blocks(&s->record, s->err, sizeof(s->err)))
+		return -1;
 	s->rb = calloc(n, sizeof(*s->rb));
-	s->rec = calloc(n, sizeof(*s->rec));
 	s->blocks = calloc(n, sizeof(*s->blocks));
-	if (!s->rb || !s->rec || !s->blocks) {
+	if (!s->rb || !s->blocks) {
 		snprintf(s->err, sizeof(s->err), "out of memory for %u blocks", n);
 		return -1;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		s->rec[i].file = s->rb[i].file;
+		s->record.blocks[i].file = s->rb[i].file;
 	if (name_files(s))
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
@@ -169,10 +171,8 @@ static int alloc_blocks(struct rq_state *s)
 			return -1;
 		}
 		b->mem = p;
-		if (rdmig_qrec_chunks_init(&s->rec[i].ch, q->length)) {
-			snprintf(s->err, sizeof(s->err), "out of memory");
+		if (qemu_rec_track_block(&s->record, i, s->err, sizeof(s->err)))
 			return -1;
-		}
 		s->blocks[i] = (struct rdmig_block){.name = q->name, .host = p, .length = q->length};
 	}
 	if (s->a.m.verbose)
@@ -183,55 +183,30 @@ static int alloc_blocks(struct rq_state *s)
 	return 0;
 }
 
-/*
- * Where each block lies in the source's RAM offset space.  The library
- * checks REGISTER_REQUEST addresses and COMPRESS ranges against these, and
- * QEMU sends them in its own offsets, so they must be QEMU's exactly.
- */
+/* Where each block lies in the source's RAM offset space (the recorder
+ * matches the source's rows): the library checks REGISTER_REQUEST
+ * addresses and COMPRESS ranges against these. */
 static int resolve_offsets(struct rq_state *s)
 {
-	uint32_t n = s->qs.count;
-
-	if (!s->rows) {
-		if (s->pin_all || n == 1)
-			return 0; /* unused with PIN_ALL; a lone block is at offset 0 */
-		snprintf(s->err, sizeof(s->err), "the source registers memory dynamically, by its "
-			 "own RAM offsets, which its stream does not carry: give --source-qmp "
-			 "SOCKET (its QMP) or --ramblocks FILE (its 'info ramblock'), or turn on "
-			 "rdma-pin-all at the source and --pin-all here");
+	if (qemu_rec_resolve_offsets(&s->record, s->pin_all, s->err, sizeof(s->err)))
 		return -1;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		const struct rdmig_qs_block *q = &s->qs.blocks[i];
-		const struct rdmig_qs_ramblock *row = NULL;
-
-		for (size_t k = 0; k < s->nrows && !row; k++)
-			if (!strcmp(s->rows[k].name, q->name))
-				row = &s->rows[k];
-		if (!row) {
-			snprintf(s->err, sizeof(s->err), "RAM block '%s' is not in %.200s (is it the "
-				 "source's 'info ramblock', taken before the migration?)", q->name,
-				 s->rows_from);
-			return -1;
-		}
-		if (row->used != q->length) {
-			snprintf(s->err, sizeof(s->err), "RAM block '%s': the stream says %" PRIu64
-				 " bytes, %.200s says 0x%" PRIx64 " (is it from this source?)",
-				 q->name, q->length, s->rows_from, row->used);
-			return -1;
-		}
-		/* offset 0 tells the library to lay the block out itself; that
-		 * is right only for the first block (it starts at 0) */
-		if (row->offset == 0 && i > 0) {
-			snprintf(s->err, sizeof(s->err), "RAM block '%s' is at the source's offset 0 "
-				 "but not first in its order: the library cannot express that", q->name);
-			return -1;
-		}
-		s->rec[i].offset = row->offset;
-		s->rec[i].have_offset = 1;
-		s->blocks[i].offset = row->offset;
-	}
+	for (uint32_t i = 0; i < s->qs.count; i++)
+		if (s->record.blocks[i].have_offset)
+			s->blocks[i].offset = s->record.blocks[i].offset;
 	return 0;
+}
+
+/* What the recorder reads of the migration, SECONDS after the source
+ * connected (now, or at the end). */
+static struct qemu_rec_view record_view(const struct rq_state *s, double seconds)
+{
+	return (struct qemu_rec_view){.conn = s->conn, .dest = s->dest, .seconds = seconds,
+				      .stream_bytes = s->stream_bytes, .pin_all = s->pin_all};
+}
+
+static struct qemu_rec_view record_view_now(const struct rq_state *s)
+{
+	return record_view(s, rdmig_monotonic_seconds() - s->t_start);
 }
 
 /* ------------------------------------------------------------ events -- */
@@ -289,6 +264,7 @@ static int check_memlock(struct rq_state *s)
 
 static int on_blocks_needed(struct rq_state *s)
 {
+	struct qemu_rec_view v;
 	int ret;
 
 	if (!rdmig_qs_blocks_done(&s->qs)) {
@@ -296,7 +272,10 @@ static int on_blocks_needed(struct rq_state *s)
 			 " stream bytes, before its stream listed them", s->stream_bytes);
 		return -1;
 	}
-	if (resolve_offsets(s) || check_memlock(s) || rq_add_phase(s, RDMIG_QREC_RAM_BLOCKS))
+	if (resolve_offsets(s) || check_memlock(s))
+		return -1;
+	v = record_view_now(s);
+	if (qemu_rec_add_phase(&s->record, RDMIG_QREC_RAM_BLOCKS, &v, s->err, sizeof(s->err)))
 		return -1;
 	if ((ret = rdmig_dest_set_blocks(s->dest, s->blocks, s->qs.count)))
 		return ret;
@@ -309,49 +288,32 @@ static int on_blocks_needed(struct rq_state *s)
 
 static int on_iteration(struct rq_state *s)
 {
-	if (rq_end_pass(s))
+	struct qemu_rec_view v = record_view_now(s);
+	const struct rdmig_qrec_phase *pass;
+
+	if (qemu_rec_end_pass(&s->record, &v, s->err, sizeof(s->err)))
 		return -1;
+	pass = &s->record.phases[s->record.nphases - 1];
 	if (s->a.m.verbose)
 		fprintf(stderr, "recv: REGISTER_FINISHED at stream offset %" PRIu64 ": %" PRIu64
 			" registrations, %" PRIu64 " COMPRESS\n", s->stream_bytes,
-			s->ph[s->nph - 1].register_requests, s->ph[s->nph - 1].compress);
+			pass->register_requests, pass->compress);
 	return 0;
 }
 
-/* The RAM of range r that no REGISTER or COMPRESS touched before: what
- * the progress counts (the writes themselves are invisible to this side,
- * and QEMU registers a chunk before it writes into it).  Called before the
- * range is noted in the record. */
-static uint64_t newly_covered(const struct rq_state *s, const struct rdmig_dest_range *r)
-{
-	const uint64_t csize = 1ull << RDMIG_QREC_CHUNK_SHIFT;
-	const struct rdmig_qrec_chunks *ch;
-	uint64_t len, end, n = 0;
-
-	if (!s->rec || r->block >= s->qs.count)
-		return 0;
-	ch = &s->rec[r->block].ch;
-	len = s->qs.blocks[r->block].length;
-	if (!r->len || r->offset >= len)
-		return 0;
-	end = r->len > len - r->offset ? len : r->offset + r->len;
-	for (uint64_t c = r->offset / csize; c <= (end - 1) / csize && c < ch->nchunks; c++)
-		if (!ch->data_phase[c] && !ch->zero_phase[c])
-			n += rdmig_chunk_len(len, (uint32_t)c, csize);
-	return n;
-}
-
+/* A registration or COMPRESS: the record's chunks, and the progress, which
+ * counts the RAM covered (the writes themselves are invisible to this
+ * side, and QEMU registers a chunk before it writes into it). */
 static int on_range(struct rq_state *s, const struct rdmig_event *ev)
 {
-	uint64_t fresh = newly_covered(s, ev->data);
+	uint64_t fresh;
 
-	if (rq_note_range(s, ev->type, ev->data))
+	if (qemu_rec_note_range(&s->record, ev->type, ev->data, &fresh, s->err, sizeof(s->err)))
 		return -1;
-	s->bytes_covered += fresh;
 	/* at the total, later passes add nothing: one line there, not one
 	 * per event (mig_progress does not hold back a line at the total) */
-	if (fresh || s->bytes_covered < s->qs.total)
-		mig_progress(&s->prog, s->bytes_covered);
+	if (fresh || s->record.bytes_covered < s->qs.total)
+		mig_progress(&s->prog, s->record.bytes_covered);
 	return 0;
 }
 
@@ -394,7 +356,7 @@ static int receive(struct rq_state *s)
 			}
 			/* a source that completes has sent all of its RAM,
 			 * whatever this side could see of it */
-			if (s->bytes_covered < s->qs.total)
+			if (s->record.bytes_covered < s->qs.total)
 				mig_progress(&s->prog, s->qs.total);
 			return 0;
 		default:
@@ -412,7 +374,7 @@ static int receive(struct rq_state *s)
 static int write_image(struct rq_state *s, uint32_t i)
 {
 	struct rq_block *b = &s->rb[i];
-	struct rdmig_qrec_chunks *ch = &s->rec[i].ch;
+	struct rdmig_qrec_chunks *ch = &s->record.blocks[i].ch;
 	uint64_t len = s->qs.blocks[i].length;
 
 	if (out_create(&s->a.dir, &b->img, b->file, s->err, sizeof(s->err)))
@@ -479,19 +441,35 @@ static void cleanup(struct rq_state *s)
 	rdmig_dest_destroy(s->dest); /* deregisters: before the memory goes */
 	rdmig_conn_destroy(s->conn);
 	rdmig_listener_destroy(s->l);
-	for (uint32_t i = 0; s->rb && i < s->qs.count; i++) {
+	for (uint32_t i = 0; s->rb && i < s->qs.count; i++)
 		if (s->rb[i].mem)
 			munmap(s->rb[i].mem, (size_t)s->qs.blocks[i].length);
-		if (s->rec)
-			rdmig_qrec_chunks_free(&s->rec[i].ch);
-	}
 	free(s->rb);
-	free(s->rec);
 	free(s->blocks);
-	free(s->rows);
-	free(s->ph);
-	rdmig_qs_free(&s->qs);
+	qemu_rec_free(&s->record);
+	rdmig_qs_free(&s->qs); /* after the recorder, which reads it */
 	out_dir_close(&s->a.dir); /* the outputs were committed or discarded */
+}
+
+/* DIR/record.txt, written on failure too, as far as the migration got.
+ * SIGINT or SIGTERM stops a long one, kept as far as it got; after a
+ * signal (the failure being the signal) only a further one does: the
+ * cancel pipe is emptied first.  A failure's own message is already in
+ * s->err: a record that fails then only says so on stderr. */
+static int write_record(struct rq_state *s, const char *failure)
+{
+	struct qemu_rec_view v = record_view(s, s->t_end - s->t_start);
+	char err[sizeof(s->err)];
+
+	if (cli_cancelled())
+		cli_cancel_rearm();
+	if (!qemu_rec_write(&s->record, &v, &s->a.dir, &s->a.m.opts, failure, err, sizeof(err)))
+		return 0;
+	if (!failure)
+		snprintf(s->err, sizeof(s->err), "%s", err);
+	else
+		fprintf(stderr, "recv: %s\n", err);
+	return -1;
 }
 
 /* The migration failed or was interrupted: tell QEMU (best effort), record
@@ -513,7 +491,7 @@ static int fail_migration(struct rq_state *s, int ret)
 		if (s->conn)
 			rdmig_send_error(s->conn);
 	}
-	rq_write_record(s, why);
+	write_record(s, why);
 	remove_outputs(s);
 	cli_fail_code("recv", code, why);
 	return cli_cancelled() ? cli_cancel_status() : 1;
@@ -522,18 +500,22 @@ static int fail_migration(struct rq_state *s, int ret)
 int cmd_recv_qemu(int argc, char **argv)
 {
 	struct rq_state s;
+	char note[600];
 	int ret;
 
-	static const char *const fixed[] = {"stream.bin", RQ_RECORD, NULL};
+	static const char *const fixed[] = {"stream.bin", QEMU_REC_FILE, NULL};
 
 	cli_run_begin("recv", "qemu", "recv --qemu", argc, argv);
 	memset(&s, 0, sizeof(s));
-	s.qemu_downtime_s = s.qemu_total_s = -1;
+	qemu_rec_init(&s.record, &s.qs);
 	if ((ret = parse_args(argc, argv, &s)))
 		return ret == 1 ? 0 : ret;
 	cli_phase("setup");
 	if (recv_prepare(&s.a.m.opts, s.err, sizeof(s.err)) ||
-	    (s.ramblocks && rq_load_ramblocks(&s)) || (s.source_qmp && rq_qmp_ramblocks(&s)) ||
+	    (s.ramblocks &&
+	     qemu_rec_load_ramblocks(&s.record, s.ramblocks, s.err, sizeof(s.err))) ||
+	    (s.source_qmp &&
+	     qemu_rec_qmp_ramblocks(&s.record, s.source_qmp, s.err, sizeof(s.err))) ||
 	    recv_open_out(&s.a, fixed, s.err, sizeof(s.err))) {
 		ret = cli_fail("recv", s.err);
 		out_dir_remove_made(&s.a.dir);
@@ -542,7 +524,7 @@ int cmd_recv_qemu(int argc, char **argv)
 	}
 	if (s.source_qmp && s.a.m.verbose)
 		fprintf(stderr, "recv: the source's 'info ramblock' (QMP %s): %zu RAM blocks\n",
-			s.source_qmp, s.nrows);
+			s.source_qmp, s.record.nrows);
 	rdmig_qs_init(&s.qs, s.a.max_total);
 	cli_phase("accept");
 	if ((ret = accept_one(&s)) || (ret = receive(&s))) {
@@ -552,14 +534,13 @@ int cmd_recv_qemu(int argc, char **argv)
 		return ret;
 	}
 	mig_progress_end(&s.prog);
-	s.st.size = sizeof(s.st);
-	rdmig_dest_stats(s.dest, &s.st);
-	if (s.source_qmp)
-		rq_qmp_times(&s);
+	qemu_rec_final_stats(&s.record, s.dest);
+	if (s.source_qmp && qemu_rec_qmp_times(&s.record, s.source_qmp, note, sizeof(note)))
+		fprintf(stderr, "rdmig: recv: note: %s\n", note);
 	ret = 0;
 	cli_phase("write");
-	if (write_images(&s) || rq_write_record(&s, NULL)) {
-		rq_write_record(&s, s.err);
+	if (write_images(&s) || write_record(&s, NULL)) {
+		write_record(&s, s.err);
 		remove_outputs(&s);
 		ret = cli_fail_code("recv", cli_cancelled() ? "interrupted" : "failed", s.err);
 		if (cli_cancelled())

@@ -2,7 +2,8 @@
 /*
  * cli_recv_qemu_report.c - what `rdmig recv --qemu` prints at the end: the
  * JSON summary (man rdmig-json: recv, mode qemu) or the human lines, from
- * the state the migration left (recv_qemu.h).
+ * the state the migration left (recv_qemu.h) and what its recorder learned
+ * (qemu_recorder.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@ static struct json_object *json_blocks(const struct rq_state *s)
 	struct json_object *arr = cj_array();
 
 	for (uint32_t i = 0; i < s->qs.count; i++) {
-		const struct rdmig_qrec_block *b = &s->rec[i];
+		const struct rdmig_qrec_block *b = &s->record.blocks[i];
 		struct json_object *o = cj_object();
 
 		cj_str(o, "name", s->qs.blocks[i].name);
@@ -50,6 +51,7 @@ static void json_seconds_or_null(struct json_object *o, const char *key, double 
 
 void rq_print_json(const struct rq_state *s)
 {
+	const struct rdmig_engine_stats *st = &s->record.st; /* at the end */
 	double secs = s->t_end - s->t_start;
 	struct rdmig_counters k = {.size = sizeof(k)};
 	struct json_object *o = cj_summary();
@@ -62,33 +64,34 @@ void rq_print_json(const struct rq_state *s)
 	cj_bool(o, "pin_all", s->pin_all);
 	cj_add(o, "blocks", json_blocks(s));
 	cj_u64(o, "bytes_total", s->qs.total);
-	cj_u64(o, "bytes_compressed", s->st.bytes_compressed);
+	cj_u64(o, "bytes_compressed", st->bytes_compressed);
 	cj_u64(o, "stream_bytes", s->stream_bytes);
 	cj_str(o, "stream_end", rdmig_qs_end_name(s->qs.end));
 	cj_u64(o, "eof_offset", s->qs.eof_offset);
 	cj_u64(o, "ram_sections", s->qs.ram_sections);
 	cj_u64(o, "hooks", s->qs.hooks);
-	cj_u64(o, "phases", s->nph);
+	cj_u64(o, "phases", s->record.nphases);
 	cj_fixed(o, "seconds", secs, 6);
 	cj_fixed(o, "throughput_MBps", secs > 0 ? (double)s->qs.total / secs / 1e6 : 0.0, 2);
-	cj_u64(o, "iterations", s->st.iterations);
-	cj_u64(o, "register_requests", s->st.register_requests);
-	cj_u64(o, "chunks_registered", s->st.chunks_registered);
-	cj_fixed(o, "register_seconds", s->st.register_seconds, 6);
+	cj_u64(o, "iterations", st->iterations);
+	cj_u64(o, "register_requests", st->register_requests);
+	cj_u64(o, "chunks_registered", st->chunks_registered);
+	cj_fixed(o, "register_seconds", st->register_seconds, 6);
 	cj_u64(o, "ready_inline", k.sent_inline[RDMIG_MSG_READY]);
 	cj_u64(o, "ready_copied", k.sent_copied[RDMIG_MSG_READY]);
 	cj_u64(o, "register_result_inline", k.sent_inline[RDMIG_MSG_REGISTER_RESULT]);
 	cj_u64(o, "register_result_copied", k.sent_copied[RDMIG_MSG_REGISTER_RESULT]);
 	cj_str(o, "source_qmp", s->source_qmp);
-	cj_str(o, "qemu_status", s->qemu_status[0] ? s->qemu_status : NULL);
-	json_seconds_or_null(o, "qemu_downtime_seconds", s->qemu_downtime_s);
-	json_seconds_or_null(o, "qemu_total_seconds", s->qemu_total_s);
+	cj_str(o, "qemu_status", s->record.qemu_status[0] ? s->record.qemu_status : NULL);
+	json_seconds_or_null(o, "qemu_downtime_seconds", s->record.qemu_downtime_s);
+	json_seconds_or_null(o, "qemu_total_seconds", s->record.qemu_total_s);
 	mig_json_conn(o, s->conn);
 	cj_summary_print(o);
 }
 
 void rq_print_human(const struct rq_state *s)
 {
+	const struct rdmig_engine_stats *st = &s->record.st; /* at the end */
 	double secs = s->t_end - s->t_start;
 	struct rdmig_counters k = {.size = sizeof(k)};
 	char a[32], b[32], c[32];
@@ -100,9 +103,9 @@ void rq_print_human(const struct rq_state *s)
 	       PRIu64 " registrations served, %s compressed%s\n",
 	       s->qs.machine[0] ? s->qs.machine : "(no configuration)", s->qs.count,
 	       s->qs.count == 1 ? "" : "s", mig_size(s->qs.total, a, sizeof(a)), secs,
-	       secs > 0 ? (double)s->qs.total / secs / 1e6 : 0.0, s->st.iterations,
-	       s->st.iterations == 1 ? "" : "s", s->st.register_requests,
-	       mig_size(s->st.bytes_compressed, b, sizeof(b)), s->pin_all ? "; pin-all" : "");
+	       secs > 0 ? (double)s->qs.total / secs / 1e6 : 0.0, st->iterations,
+	       st->iterations == 1 ? "" : "s", st->register_requests,
+	       mig_size(st->bytes_compressed, b, sizeof(b)), s->pin_all ? "; pin-all" : "");
 	printf("recv: stream %s, ended with %s at offset %" PRIu64 "\n",
 	       mig_size(s->stream_bytes, c, sizeof(c)),
 	       s->qs.end == RDMIG_QS_END_VMDESC ? "QEMU_VM_EOF + vmdesc" : "QEMU_VM_EOF",
@@ -113,14 +116,14 @@ void rq_print_human(const struct rq_state *s)
 		printf("%s %s %" PRIu64 "/%" PRIu64, i ? "," : "", rdmig_msg_type_name(shown[i]),
 		       k.sent_inline[shown[i]], k.sent_copied[shown[i]]);
 	printf("\n");
-	if (s->qemu_status[0]) {
-		printf("recv: the source's QMP: migration %s", s->qemu_status);
-		if (s->qemu_downtime_s >= 0)
-			printf(", downtime %.3f s", s->qemu_downtime_s);
-		if (s->qemu_total_s >= 0)
-			printf(", total %.3f s", s->qemu_total_s);
+	if (s->record.qemu_status[0]) {
+		printf("recv: the source's QMP: migration %s", s->record.qemu_status);
+		if (s->record.qemu_downtime_s >= 0)
+			printf(", downtime %.3f s", s->record.qemu_downtime_s);
+		if (s->record.qemu_total_s >= 0)
+			printf(", total %.3f s", s->record.qemu_total_s);
 		printf("\n");
 	}
-	printf("recv: %u image%s, stream.bin and " RQ_RECORD " in %s/\n", s->qs.count,
+	printf("recv: %u image%s, stream.bin and " QEMU_REC_FILE " in %s/\n", s->qs.count,
 	       s->qs.count == 1 ? "" : "s", s->a.out);
 }

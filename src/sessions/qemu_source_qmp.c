@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * recv_qemu_qmp.c - `rdmig recv --qemu --source-qmp SOCKET`: what the
- * source QEMU tells over its QMP socket that its migration stream does
- * not carry.
+ * qemu_source_qmp.c - what the source QEMU tells the recorder
+ * (qemu_recorder.h) over its QMP socket (qmp.h) that its migration stream
+ * does not carry.
  *
  * Before the migration, its `info ramblock` (human-monitor-command): the
  * RAM offsets by which it registers memory.  It is asked before the
@@ -20,53 +20,69 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <rdmig/private.h>
+#include "qemu_recorder.h"
 #include "qmp.h"
-#include "recv_qemu.h"
 
 /* How long a question may wait for the socket and its answer. */
-#define RQ_QMP_TIMEOUT_S 10.0
+#define QMP_QUESTION_TIMEOUT_S 10.0
 
-int rq_qmp_ramblocks(struct rq_state *s)
+/* `info ramblock` as QEMU's monitor prints it: a new string, or NULL
+ * with err. */
+static char *ask_info_ramblock(const char *socket, char *err, size_t errlen)
 {
-	struct qmp q;
 	struct json_object *args = json_object_new_object(), *ret;
+	struct qmp q;
 	char *text;
-	FILE *f;
-	int r;
 
 	if (!args) {
-		snprintf(s->err, sizeof(s->err), "out of memory");
-		return -1;
+		snprintf(err, errlen, "out of memory");
+		return NULL;
 	}
 	json_object_object_add(args, "command-line", json_object_new_string("info ramblock"));
-	if (qmp_open(&q, s->source_qmp, RQ_QMP_TIMEOUT_S, s->err, sizeof(s->err))) {
+	if (qmp_open(&q, socket, QMP_QUESTION_TIMEOUT_S, err, errlen)) {
 		json_object_put(args);
-		return -1;
+		return NULL;
 	}
-	ret = qmp_call(&q, "human-monitor-command", args, s->err, sizeof(s->err));
+	ret = qmp_call(&q, "human-monitor-command", args, err, errlen);
 	qmp_close(&q);
 	if (!ret)
-		return -1;
+		return NULL;
 	if (!json_object_is_type(ret, json_type_string)) {
-		snprintf(s->err, sizeof(s->err), "QMP human-monitor-command: no text in the answer");
+		snprintf(err, errlen, "QMP human-monitor-command: no text in the answer");
 		json_object_put(ret);
-		return -1;
+		return NULL;
 	}
-	/* the table as a file, for the parser --ramblocks uses (a copy:
-	 * fmemopen takes a writable buffer, and never an empty one) */
+	/* with a newline after it: the parser reads lines (and fmemopen
+	 * takes a writable buffer, never an empty one) */
 	text = malloc((size_t)json_object_get_string_len(ret) + 2);
 	if (text)
 		sprintf(text, "%s\n", json_object_get_string(ret));
+	else
+		snprintf(err, errlen, "out of memory");
 	json_object_put(ret);
-	if (!text || !(f = fmemopen(text, strlen(text), "r"))) {
-		snprintf(s->err, sizeof(s->err), "out of memory");
+	return text;
+}
+
+int qemu_rec_qmp_ramblocks(struct qemu_recorder *r, const char *socket, char *err, size_t errlen)
+{
+	char *text = ask_info_ramblock(socket, err, errlen);
+	FILE *f;
+	int ret;
+
+	if (!text)
+		return -1;
+	if (!(f = fmemopen(text, strlen(text), "r"))) {
+		snprintf(err, errlen, "out of memory");
 		free(text);
 		return -1;
 	}
-	r = rq_parse_ramblocks(s, f, "the source's 'info ramblock' (--source-qmp)");
+	ret = qemu_rec_parse_ramblocks(r, f, "the source's 'info ramblock' (--source-qmp)", err,
+				       errlen);
 	fclose(f);
 	free(text);
-	return r;
+	r->rows_from = "the source's 'info ramblock'";
+	return ret;
 }
 
 /* A millisecond member of query-migrate's answer in seconds, or -1. */
@@ -84,36 +100,39 @@ static bool status_final(const char *st)
 	return !strcmp(st, "completed") || !strcmp(st, "failed") || !strcmp(st, "cancelled");
 }
 
-void rq_qmp_times(struct rq_state *s)
+int qemu_rec_qmp_times(struct qemu_recorder *r, const char *socket, char *note, size_t notelen)
 {
 	char err[512];
 	struct qmp q;
-	double give_up = rdmig_monotonic_seconds() + RQ_QMP_TIMEOUT_S;
+	double give_up = rdmig_monotonic_seconds() + QMP_QUESTION_TIMEOUT_S;
+	int ret = 0;
 
-	if (qmp_open(&q, s->source_qmp, RQ_QMP_TIMEOUT_S, err, sizeof(err))) {
-		fprintf(stderr, "rdmig: recv: note: no downtime from the source: %s\n", err);
-		return;
+	if (qmp_open(&q, socket, QMP_QUESTION_TIMEOUT_S, err, sizeof(err))) {
+		snprintf(note, notelen, "no downtime from the source: %s", err);
+		return -1;
 	}
 	/* the source completes before it disconnects, but its status may
 	 * lag behind the disconnect this side saw: ask until it settles */
 	for (;;) {
-		struct json_object *ret = qmp_call(&q, "query-migrate", NULL, err, sizeof(err)), *v;
+		struct json_object *ans = qmp_call(&q, "query-migrate", NULL, err, sizeof(err)), *v;
 		const char *st = "";
 
-		if (!ret) {
-			fprintf(stderr, "rdmig: recv: note: no downtime from the source: %s\n", err);
+		if (!ans) {
+			snprintf(note, notelen, "no downtime from the source: %s", err);
+			ret = -1;
 			break;
 		}
-		if (json_object_object_get_ex(ret, "status", &v) &&
+		if (json_object_object_get_ex(ans, "status", &v) &&
 		    json_object_is_type(v, json_type_string))
 			st = json_object_get_string(v);
-		snprintf(s->qemu_status, sizeof(s->qemu_status), "%s", st);
-		s->qemu_downtime_s = ms_member(ret, "downtime");
-		s->qemu_total_s = ms_member(ret, "total-time");
-		json_object_put(ret);
-		if (status_final(s->qemu_status) || rdmig_monotonic_seconds() > give_up)
+		snprintf(r->qemu_status, sizeof(r->qemu_status), "%s", st);
+		r->qemu_downtime_s = ms_member(ans, "downtime");
+		r->qemu_total_s = ms_member(ans, "total-time");
+		json_object_put(ans);
+		if (status_final(r->qemu_status) || rdmig_monotonic_seconds() > give_up)
 			break;
 		nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
 	}
 	qmp_close(&q);
+	return ret;
 }
