@@ -14,6 +14,7 @@
 #include <rdmig/private.h>
 #include "allow_list.h"
 #include "outdir.h"
+#include "size_text.h"
 
 /* The project's version (CMake's project version, a compile definition of
  * the rdmig target): `rdmig --version` and the JSON summaries print it. */
@@ -214,8 +215,6 @@ static inline uint64_t mig_msg_sum(const uint64_t counts[RDMIG_MSG_TYPE_COUNT])
 
 /* One human line about the connection (device, inline, messages). */
 void mig_print_conn(const char *cmd, const struct rdmig_conn *c);
-/* "12.3 MiB" into buf. */
-const char *mig_size(uint64_t bytes, char *buf, size_t len);
 
 /* ---- shared by recv and recv --qemu (cli_recv_common.c) ---- */
 
@@ -282,7 +281,5 @@ int recv_verify_policy(bool here_off, bool source_off, char *err, size_t errlen)
  * sends is written to DIR/stream.bin, so it counts with the images. */
 bool recv_stream_fits(uint64_t max_total, uint64_t ram_total, uint64_t stream_bytes,
 		      uint64_t more);
-/* write(2) until all of buf is written: 0, or -1 with errno set. */
-int recv_write_all(int fd, const void *buf, size_t len);
 
 #endif

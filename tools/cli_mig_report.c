@@ -10,19 +10,6 @@
 #include "cli.h"
 #include "cli_json.h"
 
-const char *mig_size(uint64_t bytes, char *buf, size_t len)
-{
-	if (bytes < 1024)
-		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-	else if (bytes < (1ull << 20))
-		snprintf(buf, len, "%.1f KiB", (double)bytes / 1024);
-	else if (bytes < (1ull << 30))
-		snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
-	else
-		snprintf(buf, len, "%.2f GiB", (double)bytes / (1 << 30));
-	return buf;
-}
-
 void mig_progress_start(struct mig_progress *p, int mode, const char *what, uint64_t total)
 {
 	if (mode == MIG_PROGRESS_AUTO)
@@ -76,8 +63,8 @@ void mig_progress(struct mig_progress *p, uint64_t done)
 		long left = (long)((double)(p->total - done) / rate);
 		snprintf(eta, sizeof(eta), "  ETA %ld:%02ld", left / 60, left % 60);
 	}
-	fprintf(stderr, "\r%s: %s / %s  %.1f MB/s%s\033[K", p->what, mig_size(done, a, sizeof(a)),
-		mig_size(p->total, b, sizeof(b)), rate / 1e6, eta);
+	fprintf(stderr, "\r%s: %s / %s  %.1f MB/s%s\033[K", p->what, size_text(done, a, sizeof(a)),
+		size_text(p->total, b, sizeof(b)), rate / 1e6, eta);
 }
 
 void mig_progress_end(struct mig_progress *p)

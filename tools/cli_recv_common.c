@@ -189,25 +189,9 @@ const char *recv_limit_note(const struct recv_args *a, char *buf, size_t len)
 	if (a->disk_free == UINT64_MAX)
 		snprintf(d, sizeof(d), "unknown");
 	else
-		mig_size(a->disk_free, d, sizeof(d));
+		size_text(a->disk_free, d, sizeof(d));
 	snprintf(buf, len, " (the default --max-total: the smaller of the available memory, %s, "
 		 "and the free space in %.300s, %s; give --max-total to choose another)",
-		 mig_size(a->mem_available, m, sizeof(m)), a->out, d);
+		 size_text(a->mem_available, m, sizeof(m)), a->out, d);
 	return buf;
-}
-
-int recv_write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }

@@ -241,7 +241,7 @@ static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
 	if (s->stream.state == OUT_NONE &&
 	    out_create(&s->a.dir, &s->stream, "stream.bin", s->err, sizeof(s->err)))
 		return -1;
-	if (recv_write_all(s->stream.fd, ev->data, ev->len)) {
+	if (out_append(&s->stream, ev->data, ev->len)) {
 		snprintf(s->err, sizeof(s->err), "cannot write %.600s/stream.bin: %s", s->a.out,
 			 strerror(errno));
 		return -1;

@@ -102,12 +102,12 @@ void rq_print_human(const struct rq_state *s)
 	printf("recv: QEMU %s: %u RAM block%s, %s in %.2f s (%.1f MB/s); %" PRIu64 " iteration%s, %"
 	       PRIu64 " registrations served, %s compressed%s\n",
 	       s->qs.machine[0] ? s->qs.machine : "(no configuration)", s->qs.count,
-	       s->qs.count == 1 ? "" : "s", mig_size(s->qs.total, a, sizeof(a)), secs,
+	       s->qs.count == 1 ? "" : "s", size_text(s->qs.total, a, sizeof(a)), secs,
 	       secs > 0 ? (double)s->qs.total / secs / 1e6 : 0.0, st->iterations,
 	       st->iterations == 1 ? "" : "s", st->register_requests,
-	       mig_size(st->bytes_compressed, b, sizeof(b)), s->pin_all ? "; pin-all" : "");
+	       size_text(st->bytes_compressed, b, sizeof(b)), s->pin_all ? "; pin-all" : "");
 	printf("recv: stream %s, ended with %s at offset %" PRIu64 "\n",
-	       mig_size(s->stream_bytes, c, sizeof(c)),
+	       size_text(s->stream_bytes, c, sizeof(c)),
 	       s->qs.end == RDMIG_QS_END_VMDESC ? "QEMU_VM_EOF + vmdesc" : "QEMU_VM_EOF",
 	       s->qs.eof_offset);
 	mig_print_conn("recv", s->conn);

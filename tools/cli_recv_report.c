@@ -114,11 +114,11 @@ void print_human(const struct recv_state *s)
 
 	printf("recv: %u block%s, %s in %.2f s (%.1f MB/s), %llu iteration%s, %llu registrations "
 	       "served (%.2f s registering), %s compressed\n", n,
-	       n == 1 ? "" : "s", mig_size(total, a, sizeof(a)), secs,
+	       n == 1 ? "" : "s", size_text(total, a, sizeof(a)), secs,
 	       secs > 0 ? (double)total / secs / 1e6 : 0.0,
 	       (unsigned long long)s->st.iterations, s->st.iterations == 1 ? "" : "s",
 	       (unsigned long long)s->st.register_requests, s->st.register_seconds,
-	       mig_size(s->st.bytes_compressed, b, sizeof(b)));
+	       size_text(s->st.bytes_compressed, b, sizeof(b)));
 	mig_print_conn("recv", s->conn);
 	if (s->ist.digest == RDMIG_DIGEST_OFF)
 		printf("recv: not verified (--verify off %s); images in %s/\n",

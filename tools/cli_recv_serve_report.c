@@ -110,7 +110,7 @@ void report_source(struct source *src)
 	} else if (!src->ret) {
 		printf("recv: source %u (%s): %u block%s, %s in %.2f s (%.1f MB/s), %s%s into %s/\n",
 		       src->seq, src->peer, src->s.ist.blocks, src->s.ist.blocks == 1 ? "" : "s",
-		       mig_size(src->s.ist.bytes_total, a, sizeof(a)), secs,
+		       size_text(src->s.ist.bytes_total, a, sizeof(a)), secs,
 		       secs > 0 ? (double)src->s.ist.bytes_total / secs / 1e6 : 0.0,
 		       src->s.ist.verified ? "verified" : "not verified",
 		       src->s.ist.verified ? "" : " (--verify off)", src->path);
@@ -158,8 +158,8 @@ int print_summary(struct serve *sv, int status)
 		printf("recv: served %u source%s: %u ok, %u failed, %u rejected (busy); at most %u at "
 		       "once, %s reserved of --serve-max-total, peak resident %s, peak pinned %s\n",
 		       sv->ok + sv->failed, sv->ok + sv->failed == 1 ? "" : "s", sv->ok, sv->failed,
-		       sv->rejected, sv->peak_running, mig_size(u.peak_bytes, a, sizeof(a)),
-		       mig_size(sv->peak_rss, b, sizeof(b)), mig_size(sv->peak_pinned, c, sizeof(c)));
+		       sv->rejected, sv->peak_running, size_text(u.peak_bytes, a, sizeof(a)),
+		       size_text(sv->peak_rss, b, sizeof(b)), size_text(sv->peak_pinned, c, sizeof(c)));
 		return status;
 	}
 	struct json_object *o = cj_summary();

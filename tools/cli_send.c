@@ -388,7 +388,7 @@ static void print_verdict(const struct send_state *s)
 	source_verdict(s, &v);
 	if (v.state == RDMIG_VERDICT_COMMITTED)
 		printf("send: recv committed %u image%s (%s), durably, as sent\n", v.images,
-		       v.images == 1 ? "" : "s", mig_size(v.bytes, a, sizeof(a)));
+		       v.images == 1 ? "" : "s", size_text(v.bytes, a, sizeof(a)));
 	else
 		printf("send: the destination gives no verdict: whether it committed is unknown\n");
 }
@@ -401,13 +401,13 @@ static void print_human(const struct send_state *s, const struct rdmig_engine_st
 
 	rdmig_conn_caps(s->conn, &caps);
 	printf("send: %d block%s, %s in %.2f s (%.1f MB/s), %s registration\n", s->a.nfiles,
-	       s->a.nfiles == 1 ? "" : "s", mig_size(s->in.total, a, sizeof(a)), secs,
+	       s->a.nfiles == 1 ? "" : "s", size_text(s->in.total, a, sizeof(a)), secs,
 	       secs > 0 ? (double)s->in.total / secs / 1e6 : 0.0,
 	       caps.flags & RDMIG_CAP_PIN_ALL ? "pin-all" : "dynamic");
 	printf("send: written %s, compressed %s, skipped as zero %s, stream %s\n",
-	       mig_size(st->bytes_written, a, sizeof(a)), mig_size(st->bytes_compressed, b, sizeof(b)),
-	       mig_size(s->ist.bytes_skipped_zero, c, sizeof(c)),
-	       mig_size(st->stream_bytes, d, sizeof(d)));
+	       size_text(st->bytes_written, a, sizeof(a)), size_text(st->bytes_compressed, b, sizeof(b)),
+	       size_text(s->ist.bytes_skipped_zero, c, sizeof(c)),
+	       size_text(st->stream_bytes, d, sizeof(d)));
 	if (s->a.verify == RDMIG_DIGEST_OFF)
 		printf("send: no checksums (--verify off)\n");
 	else

@@ -333,13 +333,13 @@ static void print_human(const struct replay_state *s, const struct rdmig_engine_
 	rdmig_conn_caps(s->conn, &caps);
 	printf("send: replayed %s (%s, %u blocks, %s) into QEMU in %.2f s, %u phases, %s "
 	       "registration\n", s->a.dir, s->rec.machine, s->rec.nblocks,
-	       mig_size(s->rec.ram_bytes, a, sizeof(a)), secs, s->rec.nphases,
+	       size_text(s->rec.ram_bytes, a, sizeof(a)), secs, s->rec.nphases,
 	       caps.flags & RDMIG_CAP_PIN_ALL ? "pin-all" : "dynamic");
 	printf("send: written %s, compressed %s, stream %s; %" PRIu64 " register round trips "
 	       "(%" PRIu64 " ahead of the previous write; p50 %.1f us, p99 %.1f us), %" PRIu64
 	       " REGISTER_FINISHED\n",
-	       mig_size(st->bytes_written, a, sizeof(a)), mig_size(st->bytes_compressed, b, sizeof(b)),
-	       mig_size(st->stream_bytes, c, sizeof(c)), st->register_requests, st->register_ahead,
+	       size_text(st->bytes_written, a, sizeof(a)), size_text(st->bytes_compressed, b, sizeof(b)),
+	       size_text(st->stream_bytes, c, sizeof(c)), st->register_requests, st->register_ahead,
 	       st->register_rtt_p50_us, st->register_rtt_p99_us, st->iterations);
 	mig_print_conn("send", s->conn);
 }

@@ -149,8 +149,8 @@ static void print_reserved(struct json_object *o, const char *what, const char *
 	uint64_t u = num(o, used), l = num(o, limit);
 
 	if (bytes) {
-		mig_size(u, a, sizeof(a));
-		mig_size(l, b, sizeof(b));
+		size_text(u, a, sizeof(a));
+		size_text(l, b, sizeof(b));
 	} else {
 		snprintf(a, sizeof(a), "%llu", (unsigned long long)u);
 		snprintf(b, sizeof(b), "%llu", (unsigned long long)l);
@@ -169,8 +169,8 @@ static void print_running(struct json_object *src)
 		snprintf(eta, sizeof(eta), "%.0f s", real(src, "eta_seconds"));
 	printf("  %04llu %-22s %-10s %10s of %-10s %9.1f MB/s %8s  %s\n",
 	       (unsigned long long)num(src, "seq"), text(src, "peer"), text(src, "phase"),
-	       mig_size(num(src, "bytes_done"), a, sizeof(a)),
-	       mig_size(num(src, "bytes_total"), b, sizeof(b)), real(src, "rate_MBps"), eta,
+	       size_text(num(src, "bytes_done"), a, sizeof(a)),
+	       size_text(num(src, "bytes_total"), b, sizeof(b)), real(src, "rate_MBps"), eta,
 	       text(src, "dir"));
 }
 
@@ -180,7 +180,7 @@ static void print_ended(struct json_object *e)
 	bool ok = json_object_get_boolean(member(e, "verified"));
 
 	printf("  %04llu %-22s %s %s in %.1f s%s%s\n", (unsigned long long)num(e, "seq"),
-	       text(e, "peer"), ok ? "verified" : "FAILED  ", mig_size(num(e, "bytes_total"), a,
+	       text(e, "peer"), ok ? "verified" : "FAILED  ", size_text(num(e, "bytes_total"), a,
 								      sizeof(a)),
 	       real(e, "seconds"), ok ? "" : ": ", ok ? "" : text(e, "message"));
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "size_text.h"
 #include "source_admission.h"
 
 struct source_admission {
@@ -125,21 +126,6 @@ void source_admission_usage(const struct source_admission *adm, struct rdmig_adm
 static uint64_t left(uint64_t limit, uint64_t used)
 {
 	return limit == UINT64_MAX ? UINT64_MAX : limit > used ? limit - used : 0;
-}
-
-/* "12.3 MiB": the receiver's way of writing a size, the one its other
- * messages use. */
-static const char *size_text(uint64_t bytes, char *buf, size_t len)
-{
-	if (bytes < 1024)
-		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-	else if (bytes < (1ull << 20))
-		snprintf(buf, len, "%.1f KiB", (double)bytes / 1024);
-	else if (bytes < (1ull << 30))
-		snprintf(buf, len, "%.1f MiB", (double)bytes / (1 << 20));
-	else
-		snprintf(buf, len, "%.2f GiB", (double)bytes / (1 << 30));
-	return buf;
 }
 
 /* What --out can still take (adm->lock held): the free space and inodes
