@@ -109,35 +109,27 @@ static int parse_args(int argc, char **argv, struct rq_state *s)
  * run created; record.txt stays and says why. */
 static void remove_outputs(struct rq_state *s)
 {
-	out_discard(&s->a.dir, &s->stream);
-	for (uint32_t i = 0; s->rb && i < s->qs.count; i++)
-		out_discard(&s->a.dir, &s->rb[i].img);
+	recv_dir_discard_files(&s->out);
 }
 
-/* Safe, distinct file names (imgstream's rules), before anything is written. */
+/* Safe, distinct file names (imgstream's rules), before anything is
+ * written; the record names each block's file, even when one is taken. */
 static int name_files(struct rq_state *s)
 {
 	uint32_t n = s->qs.count;
 	struct rdmig_imgs_block *tmp = calloc(n, sizeof(*tmp));
-	char (*names)[RDMIG_IMGS_FILE_NAME] = calloc(n, sizeof(*names));
 	int ret = -1;
 
-	if (tmp && names) {
+	if (tmp) {
 		for (uint32_t i = 0; i < n; i++)
 			memcpy(tmp[i].name, s->qs.blocks[i].name, sizeof(tmp[i].name));
-		if (!rdmig_imgs_file_names(tmp, n, ".img", names)) {
-			for (uint32_t i = 0; i < n; i++)
-				memcpy(s->rb[i].file, names[i], sizeof(names[i]));
-			ret = 0;
-		}
-	}
-	if (ret)
+		ret = recv_dir_name(&s->out, tmp, n, s->err, sizeof(s->err));
+	} else {
 		snprintf(s->err, sizeof(s->err), "out of memory for %u file names", n);
+	}
 	free(tmp);
-	free(names);
-	/* a name taken in DIR fails now, before any data moves */
-	for (uint32_t i = 0; !ret && i < n; i++)
-		ret = out_check_new(&s->a.dir, s->rb[i].file, s->err, sizeof(s->err));
+	for (uint32_t i = 0; i < n; i++)
+		s->record.blocks[i].file = recv_dir_file(&s->out, i);
 	return ret;
 }
 
@@ -155,8 +147,6 @@ static int alloc_blocks(struct rq_state *s)
 		snprintf(s->err, sizeof(s->err), "out of memory for %u blocks", n);
 		return -1;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		s->record.blocks[i].file = s->rb[i].file;
 	if (name_files(s))
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
@@ -238,14 +228,8 @@ static int on_stream(struct rq_state *s, const struct rdmig_event *ev)
 			 recv_limit_note(&s->a, note, sizeof(note)));
 		return -1;
 	}
-	if (s->stream.state == OUT_NONE &&
-	    out_create(&s->a.dir, &s->stream, "stream.bin", s->err, sizeof(s->err)))
+	if (recv_dir_append_stream(&s->out, ev->data, ev->len, s->err, sizeof(s->err)))
 		return -1;
-	if (out_append(&s->stream, ev->data, ev->len)) {
-		snprintf(s->err, sizeof(s->err), "cannot write %.600s/stream.bin: %s", s->a.out,
-			 strerror(errno));
-		return -1;
-	}
 	s->stream_bytes += ev->len;
 	return (got & RDMIG_QS_EV_BLOCKS) ? alloc_blocks(s) : 0;
 }
@@ -373,11 +357,13 @@ static int receive(struct rq_state *s)
 /* One image, sparse (zero chunks are holes), under its temporary name. */
 static int write_image(struct rq_state *s, uint32_t i)
 {
-	struct rq_block *b = &s->rb[i];
+	const uint8_t *mem = s->rb[i].mem;
+	struct out_file *img = recv_dir_output(&s->out, i);
+	const char *file = recv_dir_file(&s->out, i);
 	struct rdmig_qrec_chunks *ch = &s->record.blocks[i].ch;
 	uint64_t len = s->qs.blocks[i].length;
 
-	if (out_create(&s->a.dir, &b->img, b->file, s->err, sizeof(s->err)))
+	if (out_create(&s->a.dir, img, file, s->err, sizeof(s->err)))
 		return -1;
 	/* the record's chunks are RDMIG_CHUNK_SIZE (1 MiB) too */
 	for (uint32_t c = 0; c < ch->nchunks; c++) {
@@ -388,15 +374,15 @@ static int write_image(struct rq_state *s, uint32_t i)
 				 cli_cancel_name());
 			return -1;
 		}
-		ch->nonzero[c] = !rdmig_is_zero(b->mem + off, n);
-		if (ch->nonzero[c] && out_write_chunk(&b->img, off, b->mem + off, n))
+		ch->nonzero[c] = !rdmig_is_zero(mem + off, n);
+		if (ch->nonzero[c] && out_write_chunk(img, off, mem + off, n))
 			goto fail;
 	}
 	/* parked until it is named: 4096 images need no 4096 descriptors */
-	if (!out_set_size(&b->img, len) && !out_park(&b->img))
+	if (!out_set_size(img, len) && !out_park(img))
 		return 0;
 fail:
-	snprintf(s->err, sizeof(s->err), "cannot write %.400s/%s: %s", s->a.out, b->file,
+	snprintf(s->err, sizeof(s->err), "cannot write %.400s/%s: %s", s->a.out, file,
 		 strerror(errno));
 	return -1;
 }
@@ -407,12 +393,7 @@ static int write_images(struct rq_state *s)
 	for (uint32_t i = 0; i < s->qs.count; i++)
 		if (write_image(s, i))
 			return -1;
-	if (out_commit(&s->a.dir, &s->stream, s->err, sizeof(s->err)))
-		return -1;
-	for (uint32_t i = 0; i < s->qs.count; i++)
-		if (out_commit(&s->a.dir, &s->rb[i].img, s->err, sizeof(s->err)))
-			return -1;
-	return out_dir_sync(&s->a.dir, s->err, sizeof(s->err));
+	return recv_dir_commit(&s->out, s->err, sizeof(s->err));
 }
 
 /* ------------------------------------------------------------- main -- */
@@ -446,6 +427,7 @@ static void cleanup(struct rq_state *s)
 			munmap(s->rb[i].mem, (size_t)s->qs.blocks[i].length);
 	free(s->rb);
 	free(s->blocks);
+	recv_dir_free(&s->out);
 	qemu_rec_free(&s->record);
 	rdmig_qs_free(&s->qs); /* after the recorder, which reads it */
 	out_dir_close(&s->a.dir); /* the outputs were committed or discarded */
@@ -508,6 +490,7 @@ int cmd_recv_qemu(int argc, char **argv)
 	cli_run_begin("recv", "qemu", "recv --qemu", argc, argv);
 	memset(&s, 0, sizeof(s));
 	qemu_rec_init(&s.record, &s.qs);
+	recv_dir_init(&s.out, &s.a.dir, &(struct recv_dir_hooks){0}); /* no sink: written here */
 	if ((ret = parse_args(argc, argv, &s)))
 		return ret == 1 ? 0 : ret;
 	cli_phase("setup");

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "cli_qemu.h"
 #include "qemu_recorder.h"
+#include "recv_dir.h"
 #include <rdmig/imgstream.h>
 #include <rdmig/qemu.h>
 
@@ -21,12 +22,10 @@
  * anything this large is not a migration we understand. */
 #define RQ_MAX_STREAM (1ull << 30)
 
-/* A destination block: its memory and image file.  What became of its
- * chunks is in the recorder (rq_state.record.blocks). */
+/* A destination block's memory.  Its image file is the output's
+ * (rq_state.out), what became of its chunks the recorder's. */
 struct rq_block {
 	uint8_t *mem;
-	char file[RDMIG_IMGS_FILE_NAME];
-	struct out_file img;   /* DIR/file while it is written (outdir.h) */
 };
 
 struct rq_state {
@@ -36,7 +35,7 @@ struct rq_state {
 	struct rdmig_qs_parser qs;
 	struct rq_block *rb;
 	struct rdmig_block *blocks;
-	struct out_file stream; /* DIR/stream.bin, from the first valid bytes on */
+	struct recv_dir out;    /* the images and stream.bin in DIR */
 	uint64_t stream_bytes;
 	struct rdmig_listener *l;
 	struct rdmig_conn *conn;

@@ -27,9 +27,8 @@ static int failed(struct recv_dir *rd)
 	return -1;
 }
 
-/* Choose every block's output file name now, before anything is written. */
-static int name_files(struct recv_dir *rd, const struct rdmig_imgs_block *blocks, uint32_t n,
-		      char *err, size_t errlen)
+int recv_dir_name(struct recv_dir *rd, const struct rdmig_imgs_block *blocks, uint32_t n,
+		  char *err, size_t errlen)
 {
 	char (*names)[RDMIG_IMGS_FILE_NAME] = calloc(n, sizeof(*names));
 
@@ -59,7 +58,7 @@ static int sink_header(void *ctx, const struct rdmig_imgs_block *blocks, uint32_
 	struct recv_dir *rd = ctx;
 
 	if (rd->hooks.params(rd->hooks.ctx, prm, err, errlen) ||
-	    name_files(rd, blocks, n, err, errlen) ||
+	    recv_dir_name(rd, blocks, n, err, errlen) ||
 	    rd->hooks.blocks(rd->hooks.ctx, blocks, n, prm, err, errlen))
 		return failed(rd);
 	return 0;
@@ -113,37 +112,44 @@ static int sink_set_size(void *ctx, uint32_t i, uint64_t length, char *err, size
 	return failed(rd);
 }
 
+int recv_dir_append_stream(struct recv_dir *rd, const void *data, size_t len, char *err,
+			   size_t errlen)
+{
+	if (rd->stream.state == OUT_NONE &&
+	    out_create(rd->dir, &rd->stream, "stream.bin", err, errlen))
+		return -1;
+	if (!out_append(&rd->stream, data, len))
+		return 0;
+	snprintf(err, errlen, "cannot write %s/stream.bin: %s", rd->dir->path, strerror(errno));
+	return -1;
+}
+
 /* Stream bytes the library found valid: into DIR/stream.bin. */
 static int sink_stream(void *ctx, const void *data, size_t len, char *err, size_t errlen)
 {
 	struct recv_dir *rd = ctx;
 
-	if (rd->stream.state == OUT_NONE &&
-	    out_create(rd->dir, &rd->stream, "stream.bin", err, errlen))
-		return failed(rd);
-	if (!out_append(&rd->stream, data, len))
-		return 0;
-	snprintf(err, errlen, "cannot write %s/stream.bin: %s", rd->dir->path, strerror(errno));
-	return failed(rd);
+	return recv_dir_append_stream(rd, data, len, err, errlen) ? failed(rd) : 0;
 }
 
-/* Verified (or --verify off): every output its real name, stream.bin
- * first, then the directory flushed, so that the names are durable
- * before the library tells the source. */
+int recv_dir_commit(struct recv_dir *rd, char *err, size_t errlen)
+{
+	if (out_commit(rd->dir, &rd->stream, err, errlen))
+		return -1;
+	for (uint32_t i = 0; i < rd->nblocks; i++)
+		if (out_commit(rd->dir, &rd->im[i].img, err, errlen))
+			return -1;
+	return out_dir_sync(rd->dir, err, errlen);
+}
+
+/* Verified (or --verify off): the caller hears of it, then the commit. */
 static int sink_commit(void *ctx, char *err, size_t errlen)
 {
 	struct recv_dir *rd = ctx;
 
 	if (rd->hooks.committing)
 		rd->hooks.committing(rd->hooks.ctx);
-	if (out_commit(rd->dir, &rd->stream, err, errlen))
-		return failed(rd);
-	for (uint32_t i = 0; i < rd->nblocks; i++)
-		if (out_commit(rd->dir, &rd->im[i].img, err, errlen))
-			return failed(rd);
-	if (out_dir_sync(rd->dir, err, errlen))
-		return failed(rd);
-	return 0;
+	return recv_dir_commit(rd, err, errlen) ? failed(rd) : 0;
 }
 
 static void sink_abort(void *ctx)
@@ -166,7 +172,7 @@ void recv_dir_sink(struct recv_dir *rd, struct rdmig_images_sink *sink)
 
 const char *recv_dir_file(const struct recv_dir *rd, uint32_t i)
 {
-	return rd->im[i].file;
+	return i < rd->nblocks ? rd->im[i].file : "";
 }
 
 uint64_t recv_dir_copy_ns(const struct recv_dir *rd)
@@ -179,11 +185,21 @@ bool recv_dir_failed(const struct recv_dir *rd)
 	return rd->failed;
 }
 
-void recv_dir_discard(struct recv_dir *rd)
+struct out_file *recv_dir_output(struct recv_dir *rd, uint32_t i)
+{
+	return &rd->im[i].img;
+}
+
+void recv_dir_discard_files(struct recv_dir *rd)
 {
 	out_discard(rd->dir, &rd->stream);
 	for (uint32_t i = 0; rd->im && i < rd->nblocks; i++)
 		out_discard(rd->dir, &rd->im[i].img);
+}
+
+void recv_dir_discard(struct recv_dir *rd)
+{
+	recv_dir_discard_files(rd);
 	out_dir_remove_made(rd->dir);
 }
 

@@ -74,7 +74,25 @@ void recv_dir_init(struct recv_dir *rd, struct out_dir *dir, const struct recv_d
 /* The sink for rdmig_images_dest_create, its context rd. */
 void recv_dir_sink(struct recv_dir *rd, struct rdmig_images_sink *sink);
 
-/* Block i's file name in DIR (i below the header's count). */
+/* The same pieces for a receiver that writes the set itself (recv --qemu
+ * writes its images from memory once the migration ended):
+ *  - name the n blocks' files (rdmig_imgs_file_names: only .name is
+ *    read), each checked free in DIR; the names exist even when the
+ *    check fails.  0, or -1 with err;
+ *  - append stream bytes to DIR/stream.bin, made on the first call.  0,
+ *    or -1 with err;
+ *  - block i's image file (out_create it by recv_dir_file's name, write,
+ *    size and park it with outdir.h's calls);
+ *  - the commit: stream.bin, then every image, under its real name, then
+ *    the directory flushed.  0, or -1 with err. */
+int recv_dir_name(struct recv_dir *rd, const struct rdmig_imgs_block *blocks, uint32_t n,
+		  char *err, size_t errlen);
+int recv_dir_append_stream(struct recv_dir *rd, const void *data, size_t len, char *err,
+			   size_t errlen);
+struct out_file *recv_dir_output(struct recv_dir *rd, uint32_t i);
+int recv_dir_commit(struct recv_dir *rd, char *err, size_t errlen);
+
+/* Block i's file name in DIR ("" while the blocks are not named). */
 const char *recv_dir_file(const struct recv_dir *rd, uint32_t i);
 /* Nanoseconds the hashing threads spent writing the images, summed. */
 uint64_t recv_dir_copy_ns(const struct recv_dir *rd);
@@ -86,6 +104,9 @@ bool recv_dir_failed(const struct recv_dir *rd);
  * in DIR before stays).  The sink's abort; callable again, and before any
  * header came.  No thread may be writing into the images. */
 void recv_dir_discard(struct recv_dir *rd);
+/* The same without the directories: what else the run keeps in DIR (a
+ * record of why it failed) stays, and so do they. */
+void recv_dir_discard_files(struct recv_dir *rd);
 /* Free what rd holds (after its commit or its discard). */
 void recv_dir_free(struct recv_dir *rd);
 

@@ -315,6 +315,65 @@ TEST(a_discard_before_the_header_removes_the_made_directories)
 	cleanup_dir();
 }
 
+/* Without the sink, as recv --qemu writes a set once its migration
+ * ended: names (empty before), stream.bin appended, an image written
+ * through its output, the commit; and a discard of the files alone keeps
+ * what else the run left in the directories it made (its record). */
+TEST(a_set_written_by_the_caller_commits_and_discards_alike)
+{
+	struct out_dir d;
+	struct recv_dir rd;
+	struct rdmig_imgs_block b[2];
+	struct stat st;
+	struct out_file *img;
+	char out[128];
+	int fd, tmp;
+
+	fresh_dir();
+	snprintf(out, sizeof(out), "%s/made", dir);
+	CHECK_OK(out_dir_open(&d, out, false, err, sizeof(err)));
+	recv_dir_init(&rd, &d, &(struct recv_dir_hooks){0});
+	two_blocks(b);
+	CHECK(!strcmp(recv_dir_file(&rd, 0), ""));
+	CHECK_OK(recv_dir_name(&rd, b, 2, err, sizeof(err)));
+	CHECK(!strcmp(recv_dir_file(&rd, 0), "pc.ram.img"));
+	CHECK_OK(recv_dir_append_stream(&rd, "head", 4, err, sizeof(err)));
+	CHECK_OK(recv_dir_append_stream(&rd, "tail", 4, err, sizeof(err)));
+	for (uint32_t i = 0; i < 2; i++) {
+		img = recv_dir_output(&rd, i);
+		CHECK_OK(out_create(&d, img, recv_dir_file(&rd, i), err, sizeof(err)));
+		CHECK_OK(out_write_chunk(img, 0, "data", 4));
+		CHECK_OK(out_set_size(img, b[i].length));
+		CHECK_OK(out_park(img));
+	}
+	CHECK_EQ(entries(out, &tmp), 3);
+	CHECK_EQ(tmp, 3);
+	CHECK_OK(recv_dir_commit(&rd, err, sizeof(err)));
+	CHECK_EQ(entries(out, &tmp), 3);
+	CHECK_EQ(tmp, 0);
+	snprintf(err, sizeof(err), "%s/pc.ram.img", out);
+	CHECK_EQ(stat(err, &st), 0);
+	CHECK_EQ(st.st_size, 3 * MIB);
+	recv_dir_free(&rd);
+
+	/* a second set into the same place, abandoned beside a record */
+	recv_dir_init(&rd, &d, &(struct recv_dir_hooks){0});
+	snprintf(b[0].name, sizeof(b[0].name), "other");
+	snprintf(b[1].name, sizeof(b[1].name), "other2");
+	CHECK_OK(recv_dir_name(&rd, b, 2, err, sizeof(err)));
+	CHECK_OK(recv_dir_append_stream(&rd, "x", 1, err, sizeof(err)));
+	CHECK_EQ(entries(out, &tmp), 4); /* the first set and a temporary stream.bin */
+	CHECK_EQ(tmp, 1);
+	fd = openat(d.fd, "record.txt", O_WRONLY | O_CREAT | O_EXCL, 0644);
+	CHECK(fd >= 0 && !close(fd));
+	recv_dir_discard_files(&rd);
+	CHECK_EQ(entries(out, &tmp), 4); /* the first set and the record */
+	CHECK_EQ(tmp, 0);
+	recv_dir_free(&rd);
+	out_dir_close(&d);
+	cleanup_dir();
+}
+
 /* A write that fails on a hashing thread is the library's to report
  * (its errno), not the sink's own failure. */
 TEST(a_failed_write_is_the_librarys_to_report)
